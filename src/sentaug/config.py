@@ -1,0 +1,144 @@
+"""Configuration: scales, backbones, methods, papers.
+
+`config.yaml` is the single source of settings. The Snakefile validates it against
+`resources/config.schema.yaml` and then asks this module to resolve what one job needs (a training spec,
+the stand-in backbone at the chosen scale, the paper tables to expand). Rules pass the resolved values to
+the command line as parameters, so Snakemake reruns exactly the jobs whose settings changed.
+"""
+from __future__ import annotations
+
+import copy
+import os
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+SCHEMA_PATH = Path(str(resources.files("sentaug") / "resources" / "config.schema.yaml"))
+STS_COLUMNS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing, unknown or inconsistent; the message names the key."""
+
+
+def load_yaml(path: str | os.PathLike) -> dict:
+    with open(path, encoding="utf-8") as f:
+        return yaml.safe_load(f) or {}
+
+
+def validate(config: dict) -> None:
+    """Schema validation (with the offending key in the message) plus cross-reference checks."""
+    import jsonschema
+
+    schema = load_yaml(SCHEMA_PATH)
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config), key=lambda e: list(e.path))
+    if errors:
+        e = errors[0]
+        where = ".".join(str(p) for p in e.path) or "<top level>"
+        raise ConfigError(f"config key '{where}': {e.message}")
+    check_references(config)
+
+
+def check_references(config: dict) -> None:
+    """Names that refer to other sections must exist (a typo should fail before any job runs)."""
+    for scale, s in config["scales"].items():
+        for paper_bb, stand_in in s["backbones"].items():
+            for name in (paper_bb, stand_in):
+                if name not in config["backbones"]:
+                    raise ConfigError(f"config key 'scales.{scale}.backbones': unknown backbone '{name}'")
+    for name, m in config["methods"].items():
+        pos = m["positive"]
+        if pos["source"] == "cache":
+            aug = pos.get("augmentation")
+            if aug not in config["augmentations"]:
+                raise ConfigError(f"config key 'methods.{name}.positive.augmentation': unknown augmentation '{aug}'")
+    for name, b in config["backbones"].items():
+        needed = {"hub": ["id"], "package": ["package"], "random": ["arch", "tokenizer", "size"]}[b["source"]]
+        for key in needed:
+            if key not in b:
+                raise ConfigError(f"config key 'backbones.{name}.{key}' is required for source '{b['source']}'")
+
+
+def scale_settings(config: dict, scale: str | None = None) -> dict:
+    return config["scales"][scale or config["scale"]]
+
+
+def stand_in(config: dict, backbone: str, scale: str | None = None) -> str:
+    """The backbone actually trained at this scale in place of the paper's `backbone`."""
+    return scale_settings(config, scale)["backbones"].get(backbone, backbone)
+
+
+def mirror_dir(config: dict) -> str | None:
+    return config["data"].get("mirror") or os.environ.get("SENTAUG_MIRROR") or None
+
+
+def model_mirror_dir(config: dict) -> str | None:
+    return config["data"].get("model_mirror") or os.environ.get("SENTAUG_MODEL_MIRROR") or None
+
+
+def load_paper(config: dict, name: str) -> dict:
+    path = Path(config.get("papers_dir", "papers")) / f"{name}.yaml"
+    if not path.exists():
+        raise ConfigError(f"config key 'papers': no paper file {path}")
+    paper = load_yaml(path)
+    for tname, table in paper.get("tables", {}).items():
+        ncols = len(table["columns"])
+        for row in iter_rows(table):
+            if len(row["paper"]) != ncols:
+                raise ConfigError(f"{path}: table {tname} row '{row['label']}' has {len(row['paper'])} "
+                                  f"reported values for {ncols} columns")
+            if "method" in row and row["method"] not in config["methods"]:
+                raise ConfigError(f"{path}: table {tname} row '{row['label']}': unknown method '{row['method']}'")
+            if "augmentation" in row and row["augmentation"] not in config["augmentations"]:
+                raise ConfigError(f"{path}: table {tname} row '{row['label']}': "
+                                  f"unknown augmentation '{row['augmentation']}'")
+    return paper
+
+
+def iter_rows(table: dict):
+    """Rows of a table, with the block's backbone attached to each row of a block table."""
+    for row in table.get("rows", []):
+        yield row
+    for block in table.get("blocks", []):
+        for row in block["rows"]:
+            yield {**row, "backbone": block["backbone"], "block": block["title"]}
+
+
+def _merge(base: dict, *updates: dict) -> dict:
+    out = copy.deepcopy(base)
+    for u in updates:
+        out.update({k: v for k, v in (u or {}).items()})
+    return out
+
+
+def train_spec(config: dict, paper: dict | None, backbone: str, method: str, seed: int,
+               scale: str | None = None) -> dict:
+    """Everything one training run needs, fully resolved.
+
+    Precedence, lowest first: `train` defaults < the scale's `train` < (only at scales with
+    `paper_recipes`) the backbone's recipe < the paper's recipe for that backbone.
+    """
+    scale = scale or config["scale"]
+    s = scale_settings(config, scale)
+    layers = [s["train"]]
+    if s["paper_recipes"]:
+        layers.append(config["backbones"][backbone].get("train", {}))
+        layers.append(((paper or {}).get("recipes") or {}).get(backbone, {}))
+    hp = _merge(config["train"], *layers)
+    m = config["methods"][method]
+    positive = dict(m["positive"])
+    if positive["source"] == "cache":
+        positive.update(config["augmentations"][positive["augmentation"]])
+    return {
+        "scale": scale,
+        "paper_backbone": backbone,
+        "backbone": stand_in(config, backbone, scale),
+        "method": method,
+        "positive": positive,
+        "negatives": m["negatives"],
+        "objectives": list(m.get("objectives", [])),
+        "seed": seed,
+        "corpus": s["corpus"],
+        **hp,
+    }

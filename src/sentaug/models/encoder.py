@@ -1,0 +1,135 @@
+"""Sentence encoder: a Hugging Face backbone, a pooler, and SimCSE's training-only MLP.
+
+`embed` is the one inference path (evaluation, retrieval, analysis): it de-duplicates sentences, sorts
+them by length so batches carry little padding, runs each batch once and applies every requested pooler
+to that single forward pass.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from .poolers import NEEDS_HIDDEN_STATES, pool
+
+
+def pick_device(device: str | None = None) -> torch.device:
+    if device:
+        return torch.device(device)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def load_pretrained(path: str | os.PathLike, device: str | torch.device | None = None):
+    """Load a backbone (HF layout folder or hub id) with its tokenizer, in eval mode."""
+    from transformers import AutoModel, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(path))
+    model = AutoModel.from_pretrained(str(path))
+    model.to(pick_device(device) if not isinstance(device, torch.device) else device).eval()
+    return model, tokenizer
+
+
+@torch.inference_mode()
+def embed(model, tokenizer, sentences: list[str], poolers=("cls_before_pooler",), batch_size: int = 128,
+          max_length: int | None = None, progress: bool = False) -> dict[str, np.ndarray]:
+    """Embed `sentences` with each pooler in `poolers`; returns float32 arrays aligned with `sentences`.
+
+    No truncation unless `max_length` is given (SimCSE's SentEval protocol evaluates full sentences; the
+    model's own position limit still applies).
+    """
+    unique = list(dict.fromkeys(sentences))
+    index = {s: i for i, s in enumerate(unique)}
+    lengths = [len(ids) for ids in tokenizer(unique, add_special_tokens=True, truncation=max_length is not None,
+                                             max_length=max_length)["input_ids"]]
+    order = np.argsort(-np.asarray(lengths), kind="stable")
+    device = next(model.parameters()).device
+    hidden = bool(NEEDS_HIDDEN_STATES.intersection(poolers))
+    out = {p: None for p in poolers}
+    batches = range(0, len(unique), batch_size)
+    if progress:
+        from tqdm.auto import tqdm
+
+        batches = tqdm(batches, desc="embedding", unit="batch")
+    was_training = model.training
+    model.eval()
+    for start in batches:
+        idx = order[start:start + batch_size]
+        enc = tokenizer([unique[i] for i in idx], padding=True, truncation=max_length is not None,
+                        max_length=max_length, return_tensors="pt").to(device)
+        outputs = model(**enc, output_hidden_states=hidden, return_dict=True)
+        for p in poolers:
+            vec = pool(p, outputs, enc["attention_mask"]).float().cpu().numpy()
+            if out[p] is None:
+                out[p] = np.empty((len(unique), vec.shape[1]), dtype=np.float32)
+            out[p][idx] = vec
+    model.train(was_training)
+    rows = np.fromiter((index[s] for s in sentences), dtype=np.int64, count=len(sentences))
+    return {p: (v[rows] if v is not None else np.zeros((0, 0), np.float32)) for p, v in out.items()}
+
+
+class MLP(nn.Module):
+    """SimCSE's MLPLayer: dense + tanh over the pooled vector (used in training only by default)."""
+
+    def __init__(self, hidden_size: int):
+        super().__init__()
+        self.dense = nn.Linear(hidden_size, hidden_size)
+        self.activation = nn.Tanh()
+
+    def forward(self, x):
+        return self.activation(self.dense(x))
+
+
+class SentenceEncoder(nn.Module):
+    """Backbone + pooler (+ MLP for `cls` in training), the trainable unit of every method."""
+
+    def __init__(self, backbone, pooler: str = "cls", mlp_only_train: bool = True):
+        super().__init__()
+        self.backbone = backbone
+        self.pooler = pooler
+        self.mlp_only_train = mlp_only_train
+        self.mlp = MLP(backbone.config.hidden_size) if pooler == "cls" else None
+
+    def forward(self, input_ids, attention_mask, **kw):
+        hidden = self.pooler in NEEDS_HIDDEN_STATES
+        outputs = self.backbone(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=hidden,
+                                return_dict=True, **kw)
+        # `cls` in training means [CLS] of the last layer followed by our MLP (not the backbone's pooler).
+        name = "cls_before_pooler" if self.pooler == "cls" else self.pooler
+        z = pool(name, outputs, attention_mask)
+        if self.mlp is not None and (self.training or not self.mlp_only_train):
+            z = self.mlp(z)
+        return z
+
+    def save(self, out_dir: str | os.PathLike, tokenizer, eval_pooler: str = "cls_before_pooler") -> None:
+        """Write a Hugging Face folder (safetensors) loadable by AutoModel and by SentenceTransformer.
+
+        The MLP is stored as the backbone's pooler layer (as SimCSE's simcse_to_huggingface.py does), so
+        `--pooler cls` evaluates with it and `cls_before_pooler` without it. The sentence-transformers
+        config selects `eval_pooler`.
+        """
+        out_dir = Path(out_dir)
+        backbone = self.backbone
+        if self.mlp is not None and getattr(backbone, "pooler", None) is not None:
+            backbone.pooler.dense.load_state_dict(self.mlp.dense.state_dict())
+        backbone.save_pretrained(out_dir, safe_serialization=True)
+        tokenizer.save_pretrained(out_dir)
+        write_sentence_transformers_config(out_dir, backbone.config.hidden_size, eval_pooler)
+
+
+def write_sentence_transformers_config(out_dir: Path, dim: int, pooler: str) -> None:
+    modes = {"cls_before_pooler": "cls_token", "avg": "mean_tokens"}
+    if pooler not in modes:
+        return  # sentence-transformers has no equivalent pooling; AutoModel + `sentaug evaluate` still work
+    (out_dir / "1_Pooling").mkdir(parents=True, exist_ok=True)
+    pooling = {"word_embedding_dimension": dim, "pooling_mode_cls_token": modes[pooler] == "cls_token",
+               "pooling_mode_mean_tokens": modes[pooler] == "mean_tokens", "pooling_mode_max_tokens": False,
+               "pooling_mode_mean_sqrt_len_tokens": False}
+    (out_dir / "1_Pooling" / "config.json").write_text(json.dumps(pooling, indent=2))
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    (out_dir / "modules.json").write_text(json.dumps(modules, indent=2))
+    (out_dir / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 512, "do_lower_case": False}))
