@@ -43,8 +43,9 @@ def embed(model, tokenizer, sentences: list[str], poolers=("cls_before_pooler",)
     """
     unique = list(dict.fromkeys(sentences))
     index = {s: i for i, s in enumerate(unique)}
+    # (fast tokenizers raise IndexError on an empty list, hence the guard)
     lengths = [len(ids) for ids in tokenizer(unique, add_special_tokens=True, truncation=max_length is not None,
-                                             max_length=max_length)["input_ids"]]
+                                             max_length=max_length)["input_ids"]] if unique else []
     order = np.argsort(-np.asarray(lengths), kind="stable")
     device = next(model.parameters()).device
     hidden = bool(NEEDS_HIDDEN_STATES.intersection(poolers))

@@ -1,0 +1,26 @@
+# sentaug: five augmentation-based contrastive sentence-embedding papers as one workflow.
+# Every table of every paper is a target:  snakemake results/tables/<paper>/<table>.tex --cores all
+# Scale: --config scale=demo|small|paper (see config.yaml).  Cluster: --profile profiles/slurm
+from snakemake.utils import min_version, validate
+
+min_version("8.0")
+
+configfile: "config.yaml"
+
+import sentaug.config as sc
+
+validate(config, str(sc.SCHEMA_PATH))
+sc.check_references(config)
+
+include: "rules/common.smk"
+include: "rules/download.smk"
+include: "rules/augment.smk"
+include: "rules/train.smk"
+include: "rules/evaluate.smk"
+include: "rules/report.smk"
+
+
+rule all:
+    input:
+        all_tables(),
+    default_target: True

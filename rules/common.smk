@@ -1,0 +1,103 @@
+# Paths, scale resolution and input functions shared by every stage. Logic lives in the sentaug package;
+# rules call its command line (`python -m sentaug.cli`, so a conda env only needs the dependencies).
+import json
+import os
+import sys
+from pathlib import Path
+
+from sentaug.data.download import load_sources
+
+SRC = Path(workflow.basedir) / "src"
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
+# Jobs run `python` from the interpreter running Snakemake (e.g. .venv/bin/snakemake without activating
+# the venv); with --software-deployment-method conda the rule's environment is put in front of this.
+os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+SENTAUG = "python -m sentaug.cli"
+
+R = config.get("results", "results")
+SCALE = config["scale"]
+S = sc.scale_settings(config)
+ORIGIN = S["data"]                      # demo (bundled) or official (downloads / mirror)
+CORPUS = S["corpus"]
+SEEDS = S["seeds"]
+SOURCES = load_sources()
+PAPERS = {name: sc.load_paper(config, name) for name in config["papers"]}
+
+
+def code(*modules):
+    """The package modules a rule runs, as inputs: editing one reruns the jobs that depend on it.
+
+    A folder stands for every file in it (Python modules and their data files)."""
+    files = []
+    for m in modules:
+        path = SRC / "sentaug" / m
+        if path.is_dir():
+            files += sorted(str(f) for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
+        else:
+            files.append(str(path))
+    return files
+
+
+def data_root(origin=ORIGIN):
+    return f"{R}/data/{origin}"
+
+
+def corpus_file(corpus=CORPUS):
+    origin = "demo" if corpus in SOURCES["demo"] else "official"
+    return f"{data_root(origin)}/wiki/{corpus}.txt"
+
+
+def backbone_dir(name):
+    return f"{R}/backbones/{name}"
+
+
+def paper_backbone(actual):
+    """The paper backbone a stand-in replaces at this scale (recipes are keyed by paper backbones)."""
+    for paper_name, stand_in in S["backbones"].items():
+        if stand_in == actual:
+            return paper_name
+    return actual
+
+
+def cache_file(augmentation, seed, corpus=CORPUS):
+    return f"{R}/augment/{corpus}/{augmentation}/seed{seed}.parquet"
+
+
+def run_dir(paper, backbone, method, seed):
+    return f"{R}/runs/{SCALE}/{paper}/{backbone}/{method}/seed{seed}"
+
+
+def run_eval(paper, backbone, method, seed):
+    return f"{R}/eval/{SCALE}/{paper}/{backbone}/{method}/seed{seed}/sts.json"
+
+
+def pretrained_eval(backbone, pooler):
+    return f"{R}/eval/pretrained/{ORIGIN}/{backbone}/{pooler}.json"
+
+
+def run_spec(w):
+    return sc.train_spec(config, PAPERS[w.paper], paper_backbone(w.backbone), w.method, int(w.seed))
+
+
+def table_inputs(paper, table):
+    """Result files of each row of a paper table, keyed by row index (the report reads them in order)."""
+    spec = PAPERS[paper]["tables"][table]
+    rows = {}
+    for i, row in enumerate(sc.iter_rows(spec)):
+        if spec["kind"] == "augmentation_share":
+            rows[str(i)] = [cache_file(row["augmentation"], s).replace(".parquet", ".json") for s in SEEDS]
+        elif "pretrained" in row:
+            rows[str(i)] = [pretrained_eval(sc.stand_in(config, row["backbone"]), row["pretrained"])]
+        else:
+            bb = sc.stand_in(config, row["backbone"])
+            rows[str(i)] = [run_eval(paper, bb, row["method"], s) for s in SEEDS]
+    return rows
+
+
+def all_tables():
+    return [f"{R}/tables/{p}/{t}.tex" for p, paper in PAPERS.items() for t in paper.get("tables", {})]
+
+
+wildcard_constraints:
+    seed=r"\d+",
+    origin="demo|official",

@@ -1,0 +1,54 @@
+# Stage 3: backbones and training. One trainer for every method; a run is (paper, backbone, method, seed).
+# On a cluster (profiles/slurm) training jobs ask for a GPU at paper scale.
+
+
+rule backbone:
+    input:
+        code("models/backbones.py"),
+    output:
+        directory(f"{R}/backbones/{{backbone}}"),
+    params:
+        spec=lambda w: json.dumps(config["backbones"][w.backbone]),
+        mirror=f"--model-mirror {config['data']['model_mirror']}" if config["data"].get("model_mirror") else "",
+    log:
+        f"{R}/logs/backbone/{{backbone}}.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "{SENTAUG} backbone {wildcards.backbone} --spec {params.spec:q} {params.mirror} --out {output} 2> {log}"
+
+
+def _positives(w):
+    spec = run_spec(w)
+    if spec["positive"]["source"] == "cache":
+        return cache_file(spec["positive"]["augmentation"], w.seed, spec["corpus"])
+    return []
+
+
+rule train:
+    input:
+        corpus=lambda w: corpus_file(run_spec(w)["corpus"]),
+        positives=_positives,
+        backbone=lambda w: backbone_dir(w.backbone),
+        dev=f"{data_root()}/sts",
+        code=code("train", "objectives", "models/encoder.py", "models/poolers.py", "evaluate/sts.py",
+                  "data/senteval.py"),
+    output:
+        directory(f"{R}/runs/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}"),
+    params:
+        spec=lambda w: json.dumps(run_spec(w)),
+        positives=lambda w, input: f"--positives {input.positives}" if input.positives else "",
+        data=data_root(),
+    threads: 2 if SCALE != "paper" else 8
+    resources:
+        gpu=1 if SCALE == "paper" else 0,
+        runtime=720 if SCALE == "paper" else 60,
+        mem_mb=32000 if SCALE == "paper" else 4000,
+    log:
+        f"{R}/logs/train/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        # --resume: a preempted or requeued job continues from its last checkpoint (same result).
+        "OMP_NUM_THREADS={threads} {SENTAUG} train --spec {params.spec:q} --corpus {input.corpus} "
+        "{params.positives} --backbone {input.backbone} --dev-data {params.data} --out {output} --resume 2> {log}"

@@ -1,0 +1,121 @@
+"""Registry of named, parameterised sentence augmentations.
+
+Each augmentation family lives in one module (``sda.py`` now; CLEAR, nlpaug, CARDS, AugCSE later) and
+registers its operations with the `register` decorator::
+
+    @register("punctuation_insertion", family="sda", needs_parse=True,
+              description="SDA Alg. 1: insert a comma/quotes/duplicate mark/'!' chosen by a rule",
+              mode=Param("random", "how a rule is chosen", choices=("first", "random")))
+    def punctuation_insertion(doc, rng, mode="random") -> str: ...
+
+An operation is called as ``fn(x, rng, **params)`` and returns the augmented text (the original text when
+nothing applies). ``x`` is a spaCy ``Doc`` when ``needs_parse`` (the cached parse of the line) and the line's
+``str`` otherwise; ``rng`` is a ``random.Random`` private to the line, so outputs do not depend on the order
+or process in which lines are augmented.
+
+To add a family: write ``sentaug/augment/<family>.py`` with its ``@register`` calls and append its module
+name to `FAMILY_MODULES`. Family modules are imported lazily (on the first `get`/`names`/`describe`), and
+must not import heavy libraries at module level, so that ``sentaug augment --list`` stays fast.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+FAMILY_MODULES = ("sentaug.augment.sda",)
+
+
+@dataclass(frozen=True)
+class Param:
+    default: Any
+    help: str = ""
+    choices: tuple | None = None
+
+
+@dataclass(frozen=True)
+class Augmentation:
+    name: str
+    family: str
+    fn: Callable[..., str]
+    needs_parse: bool
+    description: str
+    params: dict[str, Param] = field(default_factory=dict)
+
+    def resolve(self, given: dict | None) -> dict:
+        """Defaults updated with `given`, checked: unknown keys, wrong types and bad choices raise ValueError."""
+        given = dict(given or {})
+        unknown = sorted(set(given) - set(self.params))
+        if unknown:
+            raise ValueError(f"augmentation {self.name!r} has no parameter {unknown[0]!r} "
+                             f"(parameters: {', '.join(self.params) or 'none'})")
+        out = {}
+        for k, p in self.params.items():
+            v = given.get(k, p.default)
+            if p.default is not None and not isinstance(v, type(p.default)):
+                # int where a float is expected is fine (JSON `1` for `1.0`); anything else is an error
+                if isinstance(p.default, float) and isinstance(v, int) and not isinstance(v, bool):
+                    v = float(v)
+                else:
+                    raise ValueError(f"augmentation {self.name!r}: parameter {k!r} expects "
+                                     f"{type(p.default).__name__}, got {v!r}")
+            if p.choices is not None and v not in p.choices:
+                raise ValueError(f"augmentation {self.name!r}: parameter {k!r} must be one of "
+                                 f"{list(p.choices)}, got {v!r}")
+            out[k] = v
+        return out
+
+    def __call__(self, x, rng, **params) -> str:
+        return self.fn(x, rng, **self.resolve(params))
+
+
+_REGISTRY: dict[str, Augmentation] = {}
+_loaded = False
+
+
+def register(name: str, *, family: str, needs_parse: bool, description: str, **params: Param):
+    """Decorator: register `fn` under `name` (names are global across families, so they must be unique)."""
+    def deco(fn):
+        if name in _REGISTRY and _REGISTRY[name].fn is not fn:
+            raise ValueError(f"augmentation {name!r} registered twice")
+        _REGISTRY[name] = Augmentation(name, family, fn, needs_parse, description, dict(params))
+        return fn
+    return deco
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        for mod in FAMILY_MODULES:
+            importlib.import_module(mod)
+        _loaded = True
+
+
+def names() -> list[str]:
+    _load()
+    return sorted(_REGISTRY)
+
+
+def get(name: str) -> Augmentation:
+    _load()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown augmentation {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+
+
+def describe() -> str:
+    """The text of ``sentaug augment --list``: every augmentation by family, with its parameters."""
+    _load()
+    lines = []
+    for fam in sorted({a.family for a in _REGISTRY.values()}):
+        lines.append(f"[{fam}]")
+        for a in sorted((a for a in _REGISTRY.values() if a.family == fam), key=lambda a: a.name):
+            lines.append(f"  {a.name}{'  (needs spaCy parse)' if a.needs_parse else ''}")
+            lines.append(f"      {a.description}")
+            for k, p in a.params.items():
+                choices = f" {{{'|'.join(map(str, p.choices))}}}" if p.choices else ""
+                shown = p.default if isinstance(p.default, str) else json.dumps(p.default)  # as --param takes it
+                lines.append(f"      --param {k}={shown}{choices}  {p.help}")
+    return "\n".join(lines)

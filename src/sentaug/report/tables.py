@@ -1,0 +1,106 @@
+"""Render a paper table (declared in papers/<paper>.yaml) from result files: LaTeX + CSV.
+
+Each reproduced cell is the mean ± sample standard deviation over seeds, shown next to the number the
+paper reports and the difference. Tables built below paper scale say so in their caption.
+"""
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from pathlib import Path
+
+from ..config import iter_rows, load_yaml
+from ..io import atomic_path, read_json
+
+# How each kind of table reads one value per column from one result file.
+VALUE_READERS = {
+    "sts": lambda result, column: result[column],
+    "augmentation_share": lambda result, column: result["share_changed"],
+}
+
+
+def summarise(values: list[float]) -> tuple[float, float]:
+    mean = statistics.fmean(values)
+    sd = statistics.stdev(values) if len(values) > 1 else math.nan
+    return mean, sd
+
+
+def table_rows(paper: dict, table_name: str, inputs: dict) -> list[dict]:
+    """One record per (row, column): reproduced mean/sd over the row's result files, paper value, diff."""
+    table = paper["tables"][table_name]
+    read = VALUE_READERS[table["kind"]]
+    records = []
+    for i, row in enumerate(iter_rows(table)):
+        files = inputs[str(i)]
+        results = [read_json(f) for f in files]
+        for column, reported in zip(table["columns"], row["paper"]):
+            mean, sd = summarise([float(read(r, column)) for r in results])
+            records.append({"block": row.get("block", ""), "row": row["label"], "column": column,
+                            "reproduced": round(mean, 2), "sd": round(sd, 2) if not math.isnan(sd) else None,
+                            "n": len(results), "paper": reported,
+                            "diff": round(mean - reported, 2) if reported is not None else None})
+    return records
+
+
+def _tex(text: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#")):
+        text = text.replace(a, b)
+    return text
+
+
+def _fmt(x, sd=None) -> str:
+    if x is None:
+        return "--"
+    return f"{x:.2f}" + (f" $\\pm$ {sd:.2f}" if sd is not None else "")
+
+
+def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, meta: dict) -> str:
+    table = paper["tables"][table_name]
+    columns = table["columns"]
+    caption = f"{paper.get('short', '')} {table_name}: {table['caption']} "
+    caption += ("Reproduced: mean $\\pm$ sd over seeds; paper: as reported; $\\Delta$ = reproduced $-$ paper. ")
+    if scale != "paper":
+        stand_ins = ", ".join(f"{v} for {k}" for k, v in sorted(meta.get("stand_ins", {}).items()))
+        caption += (f"Built at scale \\texttt{{{scale}}}, below paper scale"
+                    + (f" (stand-in backbones: {stand_ins}; corpus: {meta.get('corpus', '?')})" if stand_ins else "")
+                    + ": not comparable with the paper's numbers. ")
+    lines = [r"\begin{table}[t]", r"\centering", r"\small",
+             r"\begin{tabular}{l" + "r" * len(columns) + "}", r"\toprule",
+             " & ".join(["Method"] + [_tex(c) for c in columns]) + r" \\", r"\midrule"]
+    by_row: dict[tuple, list[dict]] = {}
+    for r in records:
+        by_row.setdefault((r["block"], r["row"]), []).append(r)
+    block = None
+    for (blk, label), cells in by_row.items():
+        if blk and blk != block:
+            if block is not None:
+                lines.append(r"\midrule")
+            lines.append(rf"\multicolumn{{{len(columns) + 1}}}{{l}}{{\textit{{{_tex(blk)}}}}} \\")
+            block = blk
+        n = cells[0]["n"]
+        lines.append(" & ".join([f"{_tex(label)} (n={n})"] + [_fmt(c["reproduced"], c["sd"]) for c in cells]) + r" \\")
+        lines.append(" & ".join([r"\quad paper"] + [_fmt(c["paper"]) for c in cells]) + r" \\")
+        lines.append(" & ".join([r"\quad $\Delta$"] + [_fmt(c["diff"]) for c in cells]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption.strip()}}}",
+              rf"\label{{tab:{paper.get('short', 'paper').lower()}-{table_name}}}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def render_table(paper_file: str, table: str, inputs: str, out: str, scale: str) -> None:
+    """CLI entry: `inputs` is a JSON object {"rows": {"<row index>": [result files]}, "meta": {...}}."""
+    import pandas as pd
+
+    paper = load_yaml(paper_file)
+    if table not in paper.get("tables", {}):
+        raise ValueError(f"{paper_file}: no table '{table}'")
+    spec = json.loads(inputs)
+    records = table_rows(paper, table, spec["rows"])
+    out = Path(out)
+    frame = pd.DataFrame(records)
+    frame.insert(0, "scale", scale)
+    with atomic_path(out.with_suffix(".csv")) as tmp:
+        frame.to_csv(tmp, index=False)
+    with atomic_path(out) as tmp:
+        tmp.write_text(render_tex(paper, table, records, scale, spec.get("meta", {})), encoding="utf-8")
+    print(frame.pivot_table(index="row", columns="column", values="reproduced", sort=False).to_string())

@@ -1,0 +1,79 @@
+"""config.yaml: schema errors name the key; scales resolve stand-ins and recipes as documented."""
+import copy
+import subprocess
+import sys
+
+import pytest
+
+from sentaug import config as sc
+
+from .conftest import ROOT
+
+
+@pytest.fixture()
+def cfg():
+    return sc.load_yaml(ROOT / "config.yaml")
+
+
+def test_shipped_config_and_papers_are_valid(cfg):
+    sc.validate(cfg)
+    for name in cfg["papers"]:
+        cfg["papers_dir"] = str(ROOT / "papers")
+        sc.load_paper(cfg, name)
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda c: c["scales"]["demo"]["train"].update(batchsize=8), r"scales\.demo\.train': Additional properties .*'batchsize'"),
+    (lambda c: c["train"].update(batch_size="64"), r"'train\.batch_size': '64' is not of type 'integer'"),
+    (lambda c: c.update(scale="huge"), r"'scale': 'huge' is not one of"),
+    (lambda c: c.update(colour="blue"), r"'<top level>': Additional properties .*'colour'"),
+])
+def test_schema_errors_name_the_key(cfg, mutate, message):
+    mutate(cfg)
+    with pytest.raises(sc.ConfigError, match=message):
+        sc.validate(cfg)
+
+
+def test_cross_references_are_checked(cfg):
+    bad = copy.deepcopy(cfg)
+    bad["methods"]["sda_pi"]["positive"]["augmentation"] = "sda_typo"
+    with pytest.raises(sc.ConfigError, match=r"methods\.sda_pi\.positive\.augmentation.*sda_typo"):
+        sc.validate(bad)
+    bad = copy.deepcopy(cfg)
+    bad["scales"]["small"]["backbones"]["roberta-base"] = "tiny-robbie"
+    with pytest.raises(sc.ConfigError, match=r"scales\.small\.backbones.*tiny-robbie"):
+        sc.validate(bad)
+
+
+def test_train_spec_precedence(cfg):
+    paper = {"recipes": {"roberta-base": {"batch_size": 64, "learning_rate": 1.0e-5, "eval_steps": 250}}}
+    # paper scale: defaults < scale < backbone recipe (SimCSE: 512 / 1e-5) < paper recipe (SDA: 64 / 1e-5)
+    spec = sc.train_spec(cfg, paper, "roberta-base", "sda_pi", 42, scale="paper")
+    assert (spec["batch_size"], spec["learning_rate"], spec["eval_steps"]) == (64, 1.0e-5, 250)
+    assert spec["backbone"] == "roberta-base" and spec["corpus"] == "wiki1m"
+    assert spec["positive"] == {"source": "cache", "augmentation": "sda_pi", "op": "punctuation_insertion"}
+    # without a paper recipe the backbone's SimCSE recipe applies
+    spec = sc.train_spec(cfg, {}, "roberta-base", "simcse", 42, scale="paper")
+    assert (spec["batch_size"], spec["eval_steps"]) == (512, 125)
+    # demo scale: the scale's settings win, recipes are ignored, the stand-in is trained
+    spec = sc.train_spec(cfg, paper, "roberta-base", "simcse", 1, scale="demo")
+    assert spec["backbone"] == "tiny-roberta"
+    assert spec["batch_size"] == cfg["scales"]["demo"]["train"]["batch_size"]
+    assert spec["temperature"] == 0.05 and spec["max_seq_length"] == 32
+
+
+def test_paper_rows_must_match_columns(cfg, tmp_path):
+    (tmp_path / "p.yaml").write_text(
+        "tables:\n  t:\n    kind: sts\n    columns: [STS12, avg]\n    caption: x\n"
+        "    rows:\n      - {label: a, method: simcse, paper: [1.0]}\n")
+    cfg["papers_dir"] = str(tmp_path)
+    with pytest.raises(sc.ConfigError, match="row 'a' has 1 reported values for 2 columns"):
+        sc.load_paper(cfg, "p")
+
+
+def test_snakemake_validates_config_at_start():
+    """The workflow itself refuses a bad value before building any job, naming the key."""
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--config", "scale=huge"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "'huge' is not one of" in proc.stdout + proc.stderr
