@@ -84,7 +84,9 @@ def table_inputs(paper, table):
     spec = PAPERS[paper]["tables"][table]
     rows = {}
     for i, row in enumerate(sc.iter_rows(spec)):
-        if spec["kind"] == "augmentation_share":
+        if spec["kind"] == "tokenization_effects":
+            rows[str(i)] = [tokenization_effects_file()]
+        elif spec["kind"] == "augmentation_share":
             rows[str(i)] = [cache_file(row["augmentation"], s).replace(".parquet", ".json") for s in SEEDS]
         elif "pretrained" in row:
             rows[str(i)] = [pretrained_eval(sc.stand_in(config, row["backbone"]), row["pretrained"])]
@@ -94,10 +96,43 @@ def table_inputs(paper, table):
     return rows
 
 
+def tokenization_effects_file(corpus=CORPUS):
+    """CARDS Table 1 counts on `corpus` under the scale's RoBERTa stand-in tokenizer."""
+    return f"{R}/analysis/tokenization_effects/{corpus}/{sc.stand_in(config, 'roberta-base')}.json"
+
+
 def all_tables():
     return [f"{R}/tables/{p}/{t}.tex" for p, paper in PAPERS.items() for t in paper.get("tables", {})]
+
+
+# Downstream suites (`sentaug evaluate SUITE`, one JSON per model) and the data folders each reads under a
+# data root. They read official data only (there is no demo version of them), also at demo scale.
+SUITES = ["transfer", "clustering", "intent"]
+SUITE_DATA = {"transfer": ["transfer"], "clustering": ["clustering"], "intent": ["intent"]}
+SUITE_ARGS = {"transfer": f"--mode {'test' if SCALE == 'paper' else 'fast'}"}  # extra CLI flags per suite
+
+
+def suite_data(suite, origin="official"):
+    return [f"{data_root(origin)}/{folder}" for folder in SUITE_DATA[suite]]
+
+
+def suite_code(suite):
+    """The modules a suite runs (those that exist: suites differ in layout), as inputs."""
+    files = code(f"evaluate/{suite}.py", "evaluate/embeddings.py", "evaluate/logreg.py", f"data/{suite}.py",
+                 "models/encoder.py", "models/poolers.py")
+    return [f for f in files if Path(f).exists()]
+
+
+def suite_eval(paper, backbone, method, seed, suite):
+    return f"{R}/eval/{SCALE}/{paper}/{backbone}/{method}/seed{seed}/{suite}.json"
+
+
+def pretrained_suite_eval(backbone, suite, pooler, origin="official"):
+    return f"{R}/eval/pretrained/{origin}/{backbone}/{suite}/{pooler}.json"
 
 
 wildcard_constraints:
     seed=r"\d+",
     origin="demo|official",
+    suite="|".join(SUITES),
+    backbone=r"[^/]+",

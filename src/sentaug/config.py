@@ -49,10 +49,11 @@ def check_references(config: dict) -> None:
                     raise ConfigError(f"config key 'scales.{scale}.backbones': unknown backbone '{name}'")
     for name, m in config["methods"].items():
         pos = m["positive"]
-        if pos["source"] == "cache":
-            aug = pos.get("augmentation")
+        used = [("positive.augmentation", pos.get("augmentation"))] if pos["source"] in ("cache", "two_views") else []
+        used += [("augmented_view", a) for a in m.get("augmented_view") or []]
+        for key, aug in used:
             if aug not in config["augmentations"]:
-                raise ConfigError(f"config key 'methods.{name}.positive.augmentation': unknown augmentation '{aug}'")
+                raise ConfigError(f"config key 'methods.{name}.{key}': unknown augmentation '{aug}'")
     for name, b in config["backbones"].items():
         needed = {"hub": ["id"], "package": ["package"], "random": ["arch", "tokenizer", "size"]}[b["source"]]
         for key in needed:
@@ -112,33 +113,55 @@ def _merge(base: dict, *updates: dict) -> dict:
     return out
 
 
+METHOD_KEYS = ("contrastive", "head", "augmented_view", "labels", "add_tokens")
+
+
 def train_spec(config: dict, paper: dict | None, backbone: str, method: str, seed: int,
                scale: str | None = None) -> dict:
     """Everything one training run needs, fully resolved.
 
-    Precedence, lowest first: `train` defaults < the scale's `train` < (only at scales with
-    `paper_recipes`) the backbone's recipe < the paper's recipe for that backbone.
+    Hyper-parameter precedence, lowest first: `train` defaults < the scale's `train` < the method's `train`
+    (e.g. VaSCL's mean pooling and learning rates) < (only at scales with `paper_recipes`) the backbone's
+    recipe < the paper's recipe for that backbone. The method's composition (positive and negative sources,
+    contrastive loss, head, augmented view, objectives) is copied as declared; a cached positive carries its
+    augmentation's settings.
     """
     scale = scale or config["scale"]
     s = scale_settings(config, scale)
-    layers = [s["train"]]
+    m = config["methods"][method]
+    layers = [s["train"], m.get("train", {})]
     if s["paper_recipes"]:
         layers.append(config["backbones"][backbone].get("train", {}))
         layers.append(((paper or {}).get("recipes") or {}).get(backbone, {}))
     hp = _merge(config["train"], *layers)
-    m = config["methods"][method]
     positive = dict(m["positive"])
-    if positive["source"] == "cache":
+    if positive["source"] in ("cache", "two_views"):
         positive.update(config["augmentations"][positive["augmentation"]])
+    negatives = m.get("negatives", "in_batch")
     return {
         "scale": scale,
         "paper_backbone": backbone,
         "backbone": stand_in(config, backbone, scale),
         "method": method,
         "positive": positive,
-        "negatives": m["negatives"],
-        "objectives": list(m.get("objectives", [])),
+        "negatives": {"source": negatives} if isinstance(negatives, str) else dict(negatives),
+        "objectives": [dict(o) for o in m.get("objectives", [])],
+        **{k: copy.deepcopy(m[k]) for k in METHOD_KEYS if k in m},
         "seed": seed,
         "corpus": s["corpus"],
         **hp,
     }
+
+
+def method_caches(spec: dict) -> list[tuple[str, int]]:
+    """The (augmentation, seed) caches a run reads, in the order `sentaug train --positives` takes them.
+
+    CLEAR's two views are the same augmentation under two seeds: the run's seed and seed + 100."""
+    seed, positive = spec["seed"], spec["positive"]
+    caches = []
+    if positive["source"] == "cache":
+        caches.append((positive["augmentation"], seed))
+    elif positive["source"] == "two_views":
+        caches += [(positive["augmentation"], seed), (positive["augmentation"], seed + 100)]
+    caches += [(a, seed) for a in spec.get("augmented_view") or []]
+    return caches

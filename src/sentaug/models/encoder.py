@@ -1,4 +1,4 @@
-"""Sentence encoder: a Hugging Face backbone, a pooler, and SimCSE's training-only MLP.
+"""Sentence encoder: a Hugging Face backbone, a pooler, and a training-only projection head.
 
 `embed` is the one inference path (evaluation, retrieval, analysis): it de-duplicates sentences, sorts
 them by length so batches carry little padding, runs each batch once and applies every requested pooler
@@ -14,6 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .heads import build_head
 from .poolers import NEEDS_HIDDEN_STATES, pool
 
 
@@ -72,50 +73,46 @@ def embed(model, tokenizer, sentences: list[str], poolers=("cls_before_pooler",)
     return {p: (v[rows] if v is not None else np.zeros((0, 0), np.float32)) for p, v in out.items()}
 
 
-class MLP(nn.Module):
-    """SimCSE's MLPLayer: dense + tanh over the pooled vector (used in training only by default)."""
-
-    def __init__(self, hidden_size: int):
-        super().__init__()
-        self.dense = nn.Linear(hidden_size, hidden_size)
-        self.activation = nn.Tanh()
-
-    def forward(self, x):
-        return self.activation(self.dense(x))
-
-
 class SentenceEncoder(nn.Module):
-    """Backbone + pooler (+ MLP for `cls` in training), the trainable unit of every method."""
+    """Backbone + pooler + projection head (training only unless `head_only_train=False`): the trainable
+    unit of every method. `pooler="cls"` means the last layer's [CLS] vector with SimCSE's MLP head (so
+    `head` defaults to "mlp" for it and "none" otherwise)."""
 
-    def __init__(self, backbone, pooler: str = "cls", mlp_only_train: bool = True):
+    def __init__(self, backbone, pooler: str = "cls", head: str | None = None, head_only_train: bool = True):
         super().__init__()
         self.backbone = backbone
-        self.pooler = pooler
-        self.mlp_only_train = mlp_only_train
-        self.mlp = MLP(backbone.config.hidden_size) if pooler == "cls" else None
+        self.pooler = "cls_before_pooler" if pooler == "cls" else pooler
+        self.head_name = head or ("mlp" if pooler == "cls" else "none")
+        self.head_only_train = head_only_train
+        self.head = build_head(self.head_name, backbone.config.hidden_size)
 
-    def forward(self, input_ids, attention_mask, **kw):
+    def represent(self, input_ids, attention_mask, **kw):
+        """The pooled sentence vector e (before the head)."""
         hidden = self.pooler in NEEDS_HIDDEN_STATES
         outputs = self.backbone(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=hidden,
                                 return_dict=True, **kw)
-        # `cls` in training means [CLS] of the last layer followed by our MLP (not the backbone's pooler).
-        name = "cls_before_pooler" if self.pooler == "cls" else self.pooler
-        z = pool(name, outputs, attention_mask)
-        if self.mlp is not None and (self.training or not self.mlp_only_train):
-            z = self.mlp(z)
-        return z
+        return pool(self.pooler, outputs, attention_mask)
+
+    def project(self, e):
+        """z = head(e) in training (and at inference when the head is kept)."""
+        if self.head is not None and (self.training or not self.head_only_train):
+            return self.head(e)
+        return e
+
+    def forward(self, input_ids, attention_mask, **kw):
+        return self.project(self.represent(input_ids, attention_mask, **kw))
 
     def save(self, out_dir: str | os.PathLike, tokenizer, eval_pooler: str = "cls_before_pooler") -> None:
         """Write a Hugging Face folder (safetensors) loadable by AutoModel and by SentenceTransformer.
 
-        The MLP is stored as the backbone's pooler layer (as SimCSE's simcse_to_huggingface.py does), so
+        SimCSE's MLP head is stored as the backbone's pooler layer (as SimCSE's simcse_to_huggingface.py does), so
         `--pooler cls` evaluates with it and `cls_before_pooler` without it. The sentence-transformers
         config selects `eval_pooler`.
         """
         out_dir = Path(out_dir)
         backbone = self.backbone
-        if self.mlp is not None and getattr(backbone, "pooler", None) is not None:
-            backbone.pooler.dense.load_state_dict(self.mlp.dense.state_dict())
+        if self.head_name == "mlp" and getattr(backbone, "pooler", None) is not None:
+            backbone.pooler.dense.load_state_dict(self.head.dense.state_dict())
         backbone.save_pretrained(out_dir, safe_serialization=True)
         tokenizer.save_pretrained(out_dir)
         write_sentence_transformers_config(out_dir, backbone.config.hidden_size, eval_pooler)

@@ -1,4 +1,4 @@
 """Training objectives: small loss modules with one job each."""
-from .infonce import InfoNCE
+from .infonce import InfoNCE, NTXent
 
-__all__ = ["InfoNCE"]
+__all__ = ["InfoNCE", "NTXent"]

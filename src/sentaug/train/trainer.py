@@ -1,9 +1,11 @@
-"""One trainer for every method: positives from a source, in-batch negatives, InfoNCE (+ extra objectives).
+"""One trainer for every method: a method (`sentaug.train.method`) composes positives, negatives and
+objectives; this module runs the loop.
 
-Recipe (unsupervised SimCSE): anchors and positives are encoded in one forward pass with dropout on; the
-[CLS] vector goes through an MLP used only in training; loss = cross-entropy over cos/tau in one direction;
-AdamW with linear decay to zero; STS-B dev Spearman every `eval_steps` steps and at the end, best
-checkpoint kept. Deterministic on CPU for a given seed (data order, dropout), resumable from the last
+Recipe (unsupervised SimCSE, the default composition): anchors and positives are encoded in one forward
+pass with dropout on; the [CLS] vector goes through an MLP used only in training; loss = cross-entropy over
+cos/tau in one direction; AdamW with linear decay to zero (`schedule: constant` keeps it flat, as VaSCL;
+`head_learning_rate` gives the head and other non-backbone modules their own rate); STS-B dev Spearman
+every `eval_steps` steps and at the end, best checkpoint kept. Deterministic on CPU for a given seed (data order, dropout), resumable from the last
 checkpoint with the same result as an uninterrupted run, bf16 autocast on CUDA.
 
 Output folder (`out`): the best model in Hugging Face layout (loadable by AutoModel and
@@ -23,9 +25,9 @@ from pathlib import Path
 import torch
 
 from ..io import write_json
-from ..models.encoder import SentenceEncoder, load_pretrained, pick_device
-from ..objectives import InfoNCE
-from .pairs import load_pairs
+from ..models.encoder import SentenceEncoder, pick_device
+from .method import Method, needs_mlm
+from .sources import TrainingData
 
 LOG_EVERY = 10
 
@@ -43,18 +45,45 @@ def batch_order(n: int, batch_size: int, seed: int, step: int) -> list[int]:
     return perm[k * batch_size:(k + 1) * batch_size].tolist()
 
 
-def linear_schedule(optimizer, total_steps: int):
+def lr_schedule(optimizer, total_steps: int, kind: str = "linear"):
+    if kind == "constant":
+        return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
+    if kind != "linear":
+        raise ValueError(f"unknown schedule '{kind}' (linear or constant)")
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: max(0.0, 1.0 - s / total_steps))
 
 
+def load_backbone(path: str, spec: dict, device):
+    """Backbone, tokenizer and (for methods with an MLM objective) the checkpoint's masked-LM head.
+
+    `add_tokens` (CLEAR's [DEL]) are added to the tokenizer and the embeddings resized. With an MLM
+    objective the backbone is the base model of `AutoModelForMaskedLM`, whose head shares its embeddings."""
+    from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    added = tokenizer.add_tokens(list(spec.get("add_tokens") or []))
+    lm_head = None
+    if needs_mlm(spec):
+        full = AutoModelForMaskedLM.from_pretrained(path)
+        if added:
+            full.resize_token_embeddings(len(tokenizer))
+        model = full.base_model
+        lm_head = next(child for child in full.children() if child is not model)
+    else:
+        model = AutoModel.from_pretrained(path)
+        if added:
+            model.resize_token_embeddings(len(tokenizer))
+    return model.to(device), tokenizer, lm_head
+
+
 class _Checkpoint:
-    """Resumable training state under <out>.partial/last (model, MLP, optimizer, scheduler, RNG, step)."""
+    """Resumable training state under <out>.partial/last (model, heads, optimizer, scheduler, RNG, step)."""
 
     def __init__(self, root: Path):
         self.path = root / "last" / "state.pt"
 
-    def save(self, encoder, optimizer, scheduler, step: int, best: float, digest: str, loss_window) -> None:
-        state = {"encoder": encoder.state_dict(), "optimizer": optimizer.state_dict(),
+    def save(self, method, optimizer, scheduler, step: int, best: float, digest: str, loss_window) -> None:
+        state = {"method": method.state_dict(), "optimizer": optimizer.state_dict(),
                  "scheduler": scheduler.state_dict(), "step": step, "best": best, "digest": digest,
                  "loss_window": loss_window,
                  "rng_cpu": torch.get_rng_state(),
@@ -64,14 +93,14 @@ class _Checkpoint:
         torch.save(state, tmp)
         os.replace(tmp, self.path)
 
-    def load(self, encoder, optimizer, scheduler, digest: str):
+    def load(self, method, optimizer, scheduler, digest: str):
         if not self.path.exists():
             return None
         state = torch.load(self.path, map_location="cpu", weights_only=False)
         if state["digest"] != digest:
             print(f"[train] ignoring checkpoint {self.path}: it was written for a different spec")
             return None
-        encoder.load_state_dict(state["encoder"])
+        method.load_state_dict(state["method"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         torch.set_rng_state(state["rng_cpu"])
@@ -80,16 +109,17 @@ class _Checkpoint:
         return state["step"], state["best"], state["loss_window"]
 
 
-def train(spec: dict, corpus: str, positives: str | None, backbone: str, dev_data: str, out: str,
-          resume: bool = False, stop_after: int | None = None, device: str | None = None) -> dict | None:
-    """Train one (method, backbone, seed) run. `stop_after` interrupts after that step (for tests)."""
+def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out: str,
+          resume: bool = False, stop_after: int | None = None, device: str | None = None,
+          index: str | None = None) -> dict | None:
+    """Train one (method, backbone, seed) run. `positives`: the cache file(s) the method reads (None, a path
+    or a list, in the order `TrainingData` expects); `index`: the retrieval index for retrieved negatives.
+    `stop_after` interrupts after that step (for tests)."""
     from tqdm.auto import tqdm
 
     from ..evaluate.sts import DevEvaluator
 
-    if spec["negatives"] != "in_batch" or spec.get("objectives"):
-        raise ValueError(f"method '{spec['method']}': negatives '{spec['negatives']}' / objectives "
-                         f"{spec.get('objectives')} are not available yet (only in-batch InfoNCE)")
+    caches = [positives] if isinstance(positives, (str, Path)) else list(positives or [])
     out = Path(out)
     partial = Path(f"{out}.partial")
     digest = spec_digest(spec)
@@ -100,28 +130,25 @@ def train(spec: dict, corpus: str, positives: str | None, backbone: str, dev_dat
     dev = torch.device(device) if device else pick_device()
     torch.manual_seed(spec["seed"])
     torch.use_deterministic_algorithms(dev.type == "cpu", warn_only=True)
-    anchors, pos = load_pairs(spec["positive"], corpus, positives)
-    if not anchors:
+    data = TrainingData(spec, corpus, caches)
+    if not len(data):
         raise ValueError(f"{corpus}: no training sentences")
-    model, tokenizer = load_pretrained(backbone, dev)
-    encoder = SentenceEncoder(model, pooler=spec["pooler"], mlp_only_train=spec["mlp_only_train"]).to(dev)
-    torch.manual_seed(spec["seed"])  # the MLP's initialisation depends on the seed only
-    if encoder.mlp is not None:  # initialised like SimCSE's MLPLayer (the backbone's _init_weights)
-        torch.nn.init.normal_(encoder.mlp.dense.weight, std=model.config.initializer_range)
-        torch.nn.init.zeros_(encoder.mlp.dense.bias)
-    loss_fn = InfoNCE(spec["temperature"])
-    total = spec["max_steps"] or spec["epochs"] * math.ceil(len(anchors) / spec["batch_size"])
-    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
-    groups = [{"params": [p for n, p in encoder.named_parameters() if not n.endswith(no_decay)],
-               "weight_decay": spec["weight_decay"]},
-              {"params": [p for n, p in encoder.named_parameters() if n.endswith(no_decay)], "weight_decay": 0.0}]
-    optimizer = torch.optim.AdamW(groups, lr=spec["learning_rate"])
-    scheduler = linear_schedule(optimizer, total)
+    model, tokenizer, lm_head = load_backbone(backbone, spec, dev)
+    torch.manual_seed(spec["seed"])  # heads and discriminator are initialised from the seed only
+    encoder = SentenceEncoder(model, pooler=spec["pooler"], head=spec.get("head"),
+                              head_only_train=spec["mlp_only_train"])
+    if encoder.head_name == "mlp":  # initialised like SimCSE's MLPLayer (the backbone's _init_weights)
+        torch.nn.init.normal_(encoder.head.dense.weight, std=model.config.initializer_range)
+        torch.nn.init.zeros_(encoder.head.dense.bias)
+    method = Method(spec, encoder, tokenizer, data, lm_head, index).to(dev)
+    total = spec["max_steps"] or spec["epochs"] * math.ceil(len(data) / spec["batch_size"])
+    optimizer = torch.optim.AdamW(parameter_groups(method, spec), lr=spec["learning_rate"])
+    scheduler = lr_schedule(optimizer, total, spec.get("schedule", "linear"))
     evaluator = DevEvaluator(dev_data)
     ckpt = _Checkpoint(partial)
 
-    step, best, (running, since) = 0, -math.inf, (0.0, 0)
-    restored = ckpt.load(encoder, optimizer, scheduler, digest) if resume else None
+    step, best, (running, since), part_sums = 0, -math.inf, (0.0, 0), {}
+    restored = ckpt.load(method, optimizer, scheduler, digest) if resume else None
     log_path = partial / "train_log.jsonl"
     if restored:
         step, best, (running, since) = restored
@@ -148,29 +175,29 @@ def train(spec: dict, corpus: str, positives: str | None, backbone: str, dev_dat
         return score
 
     first_step, started = step, time.time()
-    encoder.train()
+    method.train()
     bar = tqdm(total=total, initial=step, desc=f"train {spec['method']} seed {spec['seed']}", unit="step")
     with open(log_path, "a", encoding="utf-8") as log:
         while step < total:
-            idx = batch_order(len(anchors), spec["batch_size"], spec["seed"], step)
-            texts = [anchors[i] for i in idx] + [pos[i] for i in idx]
-            enc = tokenizer(texts, padding=True, truncation=True, max_length=spec["max_seq_length"],
-                            return_tensors="pt").to(dev)
+            batch = data.batch(batch_order(len(data), spec["batch_size"], spec["seed"], step), step)
             with amp:
-                z = encoder(enc["input_ids"], enc["attention_mask"])
-            loss = loss_fn(z[:len(idx)], z[len(idx):])
+                loss, parts = method.loss(batch, step)
             loss.backward()
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
             running, since = running + loss.item(), since + 1
+            for name, value in parts.items():
+                part_sums[name] = part_sums.get(name, 0.0) + value
             bar.update(1)
             record = None
             if step % LOG_EVERY == 0 or step % spec["eval_steps"] == 0 or step == total:
                 record = {"step": step, "loss": running / since, "lr": scheduler.get_last_lr()[0],
                           "elapsed_s": round(time.time() - started, 2)}
-                running, since = 0.0, 0
+                if len(part_sums) > 1:
+                    record["parts"] = {k: v / since for k, v in part_sums.items()}
+                running, since, part_sums = 0.0, 0, {}
             if step % spec["eval_steps"] == 0 or step == total:
                 record["stsb_dev"] = evaluate_and_keep_best(step)
                 record["best_stsb_dev"] = best
@@ -179,7 +206,7 @@ def train(spec: dict, corpus: str, positives: str | None, backbone: str, dev_dat
                 log.write(json.dumps(record) + "\n")
                 log.flush()
             if step % spec["save_steps"] == 0 or step == stop_after:
-                ckpt.save(encoder, optimizer, scheduler, step, best, digest, (running, since))
+                ckpt.save(method, optimizer, scheduler, step, best, digest, (running, since))
             if step == stop_after:
                 bar.close()
                 return None
@@ -188,7 +215,7 @@ def train(spec: dict, corpus: str, positives: str | None, backbone: str, dev_dat
     best_info = json.loads((partial / "best" / "best_step.json").read_text())
     summary = {"spec": spec, "steps": total, "best_step": best_info["step"], "best_stsb_dev": best_info["stsb_dev"],
                "train_seconds": round(seconds, 2), "steps_per_second": round((total - first_step) / seconds, 3),
-               "n_train_pairs": len(anchors), "device": str(dev), "versions": _versions()}
+               "n_train_pairs": len(data), "device": str(dev), "versions": _versions()}
     final = partial / "best"
     shutil.move(str(log_path), final / "train_log.jsonl")
     write_json(final / "train_summary.json", summary)
@@ -197,6 +224,23 @@ def train(spec: dict, corpus: str, positives: str | None, backbone: str, dev_dat
     os.replace(final, out)
     shutil.rmtree(partial, ignore_errors=True)
     return summary
+
+
+def parameter_groups(method, spec: dict) -> list[dict]:
+    """Backbone at `learning_rate`, every other module (heads, discriminator) at `head_learning_rate`
+    (default: the same); no weight decay on biases and LayerNorm weights, as SimCSE (HF Trainer)."""
+    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
+    head = {id(p) for p in method.head_parameters()}
+    head_lr = spec.get("head_learning_rate") or spec["learning_rate"]
+    groups = []
+    for is_head in (False, True):
+        for decay in (True, False):
+            params = [p for n, p in method.named_parameters()
+                      if (id(p) in head) == is_head and n.endswith(no_decay) != decay]
+            if params:
+                groups.append({"params": params, "weight_decay": spec["weight_decay"] if decay else 0.0,
+                               "lr": head_lr if is_head else spec["learning_rate"]})
+    return groups
 
 
 def _versions() -> dict:

@@ -1,0 +1,51 @@
+"""AugCSE's antagonistic augmentation discriminator (section 3, appendix A.4-A.5).
+
+The discriminator sees [z_orig; z_aug] through a gradient reversal layer and predicts which augmentation
+produced z_aug ("unchanged" is a class of its own: a cache row the augmentation left as it was), with binary
+cross-entropy against one-hot labels (eq. 2). The layer is the identity forward and multiplies the gradient
+by -alpha backward, so one backward pass trains the discriminator to tell augmentations apart and the
+encoder to make them indistinguishable (alpha > 0: antagonistic; alpha < 0: collaborative, Table 7).
+The caller weights the returned loss by lambda (eq. 3).
+
+Variants (Table 6): `labels="type"` (AugCSE), `labels="bool"` (augmented or not: two classes).
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class GradReverse(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, alpha: float):
+        ctx.alpha = alpha
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -ctx.alpha * grad, None
+
+
+def grad_reverse(x: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
+    return GradReverse.apply(x, alpha)
+
+
+class AugmentationDiscriminator(nn.Module):
+    """GRL -> dropout -> linear(2d, 2d) -> tanh -> dropout -> linear(2d, classes) (A.5's ProjectionMLP shape,
+    with its output read as one logit per class)."""
+
+    def __init__(self, hidden_size: int, n_classes: int, alpha: float = 1.0, dropout: float = 0.2):
+        super().__init__()
+        self.alpha = alpha
+        self.net = nn.Sequential(nn.Dropout(dropout), nn.Linear(2 * hidden_size, 2 * hidden_size), nn.Tanh(),
+                                 nn.Dropout(dropout), nn.Linear(2 * hidden_size, n_classes))
+
+    def logits(self, z_orig: torch.Tensor, z_aug: torch.Tensor) -> torch.Tensor:
+        return self.net(grad_reverse(torch.cat([z_orig, z_aug], dim=-1), self.alpha))
+
+    def forward(self, z_orig: torch.Tensor, z_aug: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        """Eq. 2: BCE between sigmoid(logits) and one-hot `labels` (class ids), averaged over classes and rows."""
+        logits = self.logits(z_orig, z_aug).float()
+        target = F.one_hot(labels, logits.shape[-1]).float()
+        return F.binary_cross_entropy_with_logits(logits, target)

@@ -1,0 +1,52 @@
+"""Masked language modelling as an auxiliary objective (CLEAR; SimCSE "w/ MLM", AugCSE Table 5).
+
+BERT's recipe: 15 % of the non-special tokens are selected; of those 80 % become the mask token, 10 % a
+random token, 10 % stay as they are; the loss is cross-entropy on the selected positions only. The masked
+copy is encoded by the same backbone the contrastive views use; the LM head is the one the checkpoint
+ships (`AutoModelForMaskedLM`), randomly initialised where it has none.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def mask_tokens(input_ids: torch.Tensor, special: torch.Tensor, mask_id: int, vocab_size: int,
+                probability: float = 0.15, generator: torch.Generator | None = None):
+    """(masked input ids, labels with -100 where nothing is predicted). `special`: bool [B, T], never selected
+    (padding, [CLS], [SEP], ...). Draws come from `generator` (CPU), so masking is reproducible."""
+    shape = input_ids.shape
+
+    def draw(p: float) -> torch.Tensor:
+        return torch.bernoulli(torch.full(shape, p), generator=generator).bool().to(input_ids.device)
+
+    selected = draw(probability) & ~special
+    labels = input_ids.masked_fill(~selected, -100)
+    to_mask = draw(0.8) & selected
+    to_random = draw(0.5) & selected & ~to_mask
+    random_ids = torch.randint(vocab_size, shape, generator=generator).to(input_ids.device)
+    masked = input_ids.masked_fill(to_mask, mask_id)
+    masked = torch.where(to_random, random_ids, masked)
+    return masked, labels
+
+
+class MaskedLM(nn.Module):
+    def __init__(self, lm_head: nn.Module, tokenizer, probability: float = 0.15):
+        super().__init__()
+        if tokenizer.mask_token_id is None:
+            raise ValueError("the mlm objective needs a tokenizer with a mask token")
+        self.lm_head = lm_head
+        self.probability = probability
+        self.mask_id, self.vocab_size = tokenizer.mask_token_id, len(tokenizer)
+        self.special_ids = torch.tensor(sorted(set(tokenizer.all_special_ids)))
+
+    def forward(self, backbone: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                generator: torch.Generator | None = None) -> torch.Tensor:
+        special = torch.isin(input_ids, self.special_ids.to(input_ids.device)) | ~attention_mask.bool()
+        masked, labels = mask_tokens(input_ids, special, self.mask_id, self.vocab_size, self.probability, generator)
+        hidden = backbone(input_ids=masked, attention_mask=attention_mask, return_dict=True).last_hidden_state
+        logits = self.lm_head(hidden)
+        if not (labels != -100).any():
+            return logits.sum() * 0.0  # nothing selected in this batch (tiny batches): no signal, no NaN
+        return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), labels.view(-1), ignore_index=-100)

@@ -1,0 +1,135 @@
+"""A method as a composition: one encoder, one contrastive loss, a negative source and extra objectives.
+
+Declared in config.yaml (`methods:`) and resolved into the training spec by `sentaug.config.train_spec`:
+
+    positive:      {source: dropout | cache | switch_case | two_views | augmented_view, ...}
+    negatives:     {source: in_batch} | {source: retrieved, mode: top_k_uniform | r_top | d_uniform, k, s}
+    contrastive:   {name: infonce | nt_xent, symmetric: false}
+    head:          mlp | two_layer | batchnorm | none        (default: mlp with pooler cls, else none)
+    augmented_view: [augmentation, ...]                     (AugCSE's per-example augmented sentence)
+    objectives:    [{name: virtual_augmentation | discriminator | mlm, weight: w, ...parameters}]
+
+`Method.loss(batch, step)` encodes every text a step needs in one forward pass (anchors, positives,
+retrieved negatives, augmented views), then adds the weighted objectives to the contrastive term.
+Randomness inside a step (retrieval draws, perturbation noise, MLM masks) comes from a generator seeded by
+(seed, step), so a resumed run draws what an uninterrupted one would.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..objectives import InfoNCE, NTXent
+from ..objectives.discriminator import AugmentationDiscriminator
+from ..objectives.mlm import MaskedLM
+from ..objectives.virtual_augmentation import VirtualAugmentation
+from .sources import Batch, TrainingData
+
+OBJECTIVES = ("virtual_augmentation", "discriminator", "mlm")
+
+
+def as_source(value) -> dict:
+    """`in_batch` or `{source: in_batch}` -> the dict form."""
+    return {"source": value} if isinstance(value, str) else dict(value)
+
+
+def needs_mlm(spec: dict) -> bool:
+    return any(o["name"] == "mlm" for o in spec.get("objectives", []))
+
+
+class Method(nn.Module):
+    def __init__(self, spec: dict, encoder, tokenizer, data: TrainingData, lm_head: nn.Module | None = None,
+                 index_path: str | None = None):
+        super().__init__()
+        self.spec, self.encoder, self.tokenizer, self.data = spec, encoder, tokenizer, data
+        tau = spec["temperature"]
+        contrastive = spec.get("contrastive") or "infonce"
+        contrastive = {"name": contrastive} if isinstance(contrastive, str) else dict(contrastive)
+        if contrastive["name"] == "nt_xent":
+            self.contrastive = NTXent(tau)
+        elif contrastive["name"] == "infonce":
+            self.contrastive = InfoNCE(tau, symmetric=contrastive.get("symmetric", False))
+        else:
+            raise ValueError(f"method '{spec['method']}': unknown contrastive loss '{contrastive['name']}'")
+        self.sampler = self._sampler(as_source(spec.get("negatives", "in_batch")), index_path)
+        if self.sampler is not None and contrastive["name"] != "infonce":
+            raise ValueError(f"method '{spec['method']}': retrieved negatives need the infonce loss")
+        self.weights: dict[str, float] = {}
+        self.objectives = nn.ModuleDict()
+        hidden = encoder.backbone.config.hidden_size
+        for o in spec.get("objectives", []):
+            o = dict(o)
+            name, weight = o.pop("name"), float(o.pop("weight", 1.0))
+            if name == "virtual_augmentation":
+                module = VirtualAugmentation(temperature=tau, **o)
+            elif name == "discriminator":
+                if not data.augmented:
+                    raise ValueError(f"method '{spec['method']}': the discriminator needs augmented_view")
+                module = AugmentationDiscriminator(hidden, data.n_classes, **o)
+            elif name == "mlm":
+                if lm_head is None:
+                    raise ValueError("the mlm objective needs the backbone's masked-LM head")
+                module = MaskedLM(lm_head, tokenizer, **o)
+            else:
+                raise ValueError(f"method '{spec['method']}': unknown objective '{name}' "
+                                 f"(choose from {', '.join(OBJECTIVES)})")
+            self.objectives[name], self.weights[name] = module, weight
+
+    def _sampler(self, negatives: dict, index_path: str | None):
+        if negatives["source"] == "in_batch":
+            return None
+        if negatives["source"] != "retrieved":
+            raise ValueError(f"method '{self.spec['method']}': unknown negative source '{negatives['source']}'")
+        from ..index.sampling import NegativeSampler, load_index
+
+        if not index_path:
+            raise ValueError(f"method '{self.spec['method']}': retrieved negatives need --index FILE.npz")
+        index = load_index(index_path)
+        return NegativeSampler(index, mode=negatives.get("mode", "top_k_uniform"), s=negatives.get("s", 1),
+                               k=negatives.get("k"))
+
+    def head_parameters(self) -> list[nn.Parameter]:
+        """Everything trained besides the backbone (projection head, discriminator, LM head's own weights)."""
+        backbone = {id(p) for p in self.encoder.backbone.parameters()}
+        return [p for p in self.parameters() if id(p) not in backbone]
+
+    def _tokenize(self, texts: list[str]):
+        dev = next(self.encoder.parameters()).device
+        return self.tokenizer(texts, padding=True, truncation=True, max_length=self.spec["max_seq_length"],
+                              return_tensors="pt").to(dev)
+
+    def loss(self, batch: Batch, step: int) -> tuple[torch.Tensor, dict[str, float]]:
+        g = torch.Generator().manual_seed(self.spec["seed"] * 1_000_003 + step)
+        b = len(batch.anchors)
+        texts = batch.anchors + batch.positives
+        negative_rows = None
+        if self.sampler is not None:
+            negative_rows = self.sampler.sample(batch.lines, g)           # [B, s], shared by the batch
+            texts += self.sampler.sentences(negative_rows)
+        n_neg = 0 if negative_rows is None else negative_rows.numel()
+        if "discriminator" in self.objectives:
+            texts += batch.augmented
+        enc = self._tokenize(texts)
+        e = self.encoder.represent(enc["input_ids"], enc["attention_mask"])
+        z = self.encoder.project(e)
+        z1, z2 = z[:b], z[b:2 * b]
+        if negative_rows is not None:
+            from ..index.sampling import same_id_mask
+
+            mask = same_id_mask(self.sampler.rows(batch.lines), negative_rows.reshape(-1)).to(z.device)
+            total = self.contrastive(z1, z2, z[2 * b:2 * b + n_neg], mask)
+        else:
+            total = self.contrastive(z1, z2)
+        parts = {"contrastive": total.item()}
+        for name, module in self.objectives.items():
+            if name == "virtual_augmentation":
+                value = module(e[:b], self.encoder.head or nn.Identity(), g)
+            elif name == "discriminator":
+                labels = torch.tensor(batch.labels, device=z.device)
+                value = module(e[:b], e[2 * b + n_neg:], labels)
+            else:  # mlm, on a masked copy of the original sentences
+                orig = self._tokenize(batch.originals)
+                value = module(self.encoder.backbone, orig["input_ids"], orig["attention_mask"], g)
+            parts[name] = value.item()
+            total = total + self.weights[name] * value
+        return total, parts
