@@ -20,24 +20,32 @@ rule backbone:
 
 def _positives(w):
     spec = run_spec(w)
-    if spec["positive"]["source"] == "cache":
-        return cache_file(spec["positive"]["augmentation"], w.seed, spec["corpus"])
-    return []
+    return [cache_file(aug, seed, spec["corpus"]) for aug, seed in sc.method_caches(spec)]
+
+
+def _index(w):
+    """CARDS' retrieval index: built with the frozen backbone this run starts from, pooled as it evaluates."""
+    spec = run_spec(w)
+    if spec["negatives"]["source"] != "retrieved":
+        return []
+    return f"{R}/index/{spec['corpus']}/{w.backbone}/{spec['eval_pooler']}/k{spec['negatives'].get('k', 64)}.npz"
 
 
 rule train:
     input:
         corpus=lambda w: corpus_file(run_spec(w)["corpus"]),
         positives=_positives,
+        index=_index,
         backbone=lambda w: backbone_dir(w.backbone),
         dev=f"{data_root()}/sts",
-        code=code("train", "objectives", "models/encoder.py", "models/poolers.py", "evaluate/sts.py",
-                  "data/senteval.py"),
+        code=code("train", "objectives", "models/encoder.py", "models/heads.py", "models/poolers.py",
+                  "evaluate/sts.py", "data/senteval.py", "index/sampling.py"),
     output:
         directory(f"{R}/runs/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}"),
     params:
         spec=lambda w: json.dumps(run_spec(w)),
         positives=lambda w, input: f"--positives {input.positives}" if input.positives else "",
+        index=lambda w, input: f"--index {input.index}" if input.index else "",
         data=data_root(),
     threads: 2 if SCALE != "paper" else 8
     resources:
@@ -51,4 +59,4 @@ rule train:
     shell:
         # --resume: a preempted or requeued job continues from its last checkpoint (same result).
         "OMP_NUM_THREADS={threads} {SENTAUG} train --spec {params.spec:q} --corpus {input.corpus} "
-        "{params.positives} --backbone {input.backbone} --dev-data {params.data} --out {output} --resume 2> {log}"
+        "{params.positives} {params.index} --backbone {input.backbone} --dev-data {params.data} --out {output} --resume 2> {log}"

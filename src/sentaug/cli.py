@@ -53,14 +53,14 @@ def cmd_augment(a):
     from .augment.cache import build_cache
 
     build_cache(a.name, a.corpus, a.out, seed=a.seed, params=_kv(a.param), parse=a.parse, workers=a.workers,
-                spacy_model=a.spacy_model)
+                spacy_model=a.spacy_model, tokenizer=a.tokenizer)
 
 
 def cmd_train(a):
     from .train.trainer import train
 
     train(json.loads(a.spec), corpus=a.corpus, positives=a.positives, backbone=a.backbone,
-          dev_data=a.dev_data, out=a.out, resume=a.resume)
+          dev_data=a.dev_data, out=a.out, resume=a.resume, index=a.index)
 
 
 def cmd_evaluate_sts(a):
@@ -68,6 +68,91 @@ def cmd_evaluate_sts(a):
 
     evaluate_sts_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, batch_size=a.batch_size,
                      device=a.device, scale=a.scale)
+
+
+def cmd_evaluate_transfer(a):
+    from .evaluate.transfer import evaluate_transfer_cli
+
+    evaluate_transfer_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, mode=a.mode, tasks=a.tasks,
+                          solver=a.solver, batch_size=a.batch_size, device=a.device, scale=a.scale)
+
+
+def cmd_evaluate_clustering(a):
+    from .evaluate.clustering import evaluate_clustering_cli
+
+    evaluate_clustering_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, datasets=a.tasks,
+                            seeds=tuple(range(a.seeds)), n_init=a.n_init, batch_size=a.batch_size,
+                            device=a.device, scale=a.scale)
+
+
+def cmd_evaluate_intent(a):
+    from .evaluate.intent import evaluate_intent_cli
+
+    evaluate_intent_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, datasets=a.tasks,
+                        batch_size=a.batch_size, device=a.device, scale=a.scale)
+
+
+def _task_list(tasks):
+    """--tasks given as `CoLA RTE` or `CoLA,RTE`."""
+    return [t for item in tasks for t in item.split(",") if t] if tasks else None
+
+
+def cmd_evaluate_glue(a):
+    from .evaluate.glue import evaluate_glue_cli
+
+    evaluate_glue_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, tasks=_task_list(a.tasks),
+                      max_steps=a.max_steps, rdrop=a.rdrop, switch_case_p=a.switch_case, train_on_dev=a.train_on_dev,
+                      seed=a.seed, learning_rate=a.lr, batch_size=a.train_batch_size, epochs=a.epochs,
+                      max_seq_length=a.max_seq_length, eval_batch_size=a.batch_size, device=a.device,
+                      scale=a.scale)
+
+
+def cmd_evaluate_analysis(a):
+    from .evaluate.analysis import evaluate_analysis_cli
+
+    evaluate_analysis_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, parts=_task_list(a.tasks),
+                          augmentations=a.augmentations or (), ks=tuple(a.k), stackoverflow_limit=a.stackoverflow_limit,
+                          iso_sample=a.iso_sample, gh_sample=a.gh_sample, lm=None if a.lm == "none" else a.lm,
+                          seed=a.seed, batch_size=a.batch_size, device=a.device, scale=a.scale)
+
+
+def _suite_args(parser, data_help: str) -> None:
+    """The arguments every `evaluate SUITE` shares (same as `evaluate sts`), plus --tasks."""
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--pooler", required=True,
+                        choices=["cls", "cls_before_pooler", "avg", "avg_top2", "avg_first_last", "avg_emb_last"])
+    parser.add_argument("--data", required=True, help=data_help)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--tasks", nargs="+", help="a subset of the suite's tasks / data sets (default: all)")
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--device", default=None)
+    parser.add_argument("--scale", default=None, help="recorded in the output")
+
+
+def cmd_index(a):
+    from .index.neighbours import build_index
+
+    build_index(a.corpus, a.backbone, a.pooler, a.k, a.out, batch_size=a.batch_size, device=a.device,
+                max_length=a.max_length or None)
+
+
+def cmd_augment_cosine(a):
+    from .report.census import embedding_stats
+
+    embedding_stats(a.cache, a.model, a.out, max_lines=a.max_lines or None, batch_size=a.batch_size,
+                    device=a.device)
+
+
+def cmd_tokenization_effects(a):
+    from .augment.cards import tokenization_effects_cli
+
+    tokenization_effects_cli(a.corpus, a.tokenizer, a.out, context=a.context)
+
+
+def cmd_report_census(a):
+    from .report.census import render_census
+
+    render_census(a.inputs, a.out, scale=a.scale)
 
 
 def cmd_report_table(a):
@@ -110,13 +195,17 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--param", action="append", metavar="K=V")
     au.add_argument("--workers", type=int, default=1)
     au.add_argument("--spacy-model", default="en_core_web_sm")
+    au.add_argument("--tokenizer", help="also record the length change in this tokenizer's tokens (a folder, "
+                                        "hub id, or mirror:/package:/bundled: reference)")
     au.add_argument("--out")
     au.set_defaults(func=cmd_augment)
 
     t = sub.add_parser("train", help="train one method/backbone/seed (one trainer for every method)")
     t.add_argument("--spec", required=True, help="resolved training spec (JSON), see sentaug.config.train_spec")
     t.add_argument("--corpus", required=True)
-    t.add_argument("--positives", help="augmentation cache (parquet) for methods with cached positives")
+    t.add_argument("--positives", nargs="+", metavar="FILE.parquet",
+                   help="augmentation caches the method reads, in the order sentaug.config.method_caches gives")
+    t.add_argument("--index", help="retrieval index (.npz) for methods with retrieved negatives")
     t.add_argument("--backbone", required=True, help="backbone folder (HF layout)")
     t.add_argument("--dev-data", required=True, help="folder laid out like ../shared/data (STS-B dev)")
     t.add_argument("--out", required=True)
@@ -135,6 +224,58 @@ def build_parser() -> argparse.ArgumentParser:
     sts.add_argument("--device", default=None)
     sts.add_argument("--scale", default=None, help="recorded in the output")
     sts.set_defaults(func=cmd_evaluate_sts)
+    tr = evs.add_parser("transfer", help="SentEval transfer: MR CR SUBJ MPQA SST2 TREC MRPC (logistic regression)")
+    _suite_args(tr, "folder laid out like ../shared/data (transfer/)")
+    tr.add_argument("--mode", choices=["fast", "test"], default="fast", help="k = 5 (fast) or 10 (test) folds")
+    tr.add_argument("--solver", choices=["lbfgs", "senteval"], default="lbfgs",
+                    help="exact L-BFGS (default) or the re-implemented SentEval PyTorch classifier")
+    tr.set_defaults(func=cmd_evaluate_transfer)
+    cl = evs.add_parser("clustering", help="short-text clustering: K-means over seeds, Hungarian accuracy/NMI/ARI")
+    _suite_args(cl, "folder laid out like ../shared/data (clustering/)")
+    cl.add_argument("--seeds", type=int, default=10, help="K-means runs (seeds 0..N-1)")
+    cl.add_argument("--n-init", type=int, default=1, help="k-means++ restarts per run")
+    cl.set_defaults(func=cmd_evaluate_clustering)
+    it = evs.add_parser("intent", help="few-shot intent classification (K = 5/10/20, 5 fixed splits)")
+    _suite_args(it, "folder laid out like ../shared/data (intent/)")
+    it.set_defaults(func=cmd_evaluate_intent)
+    gl = evs.add_parser("glue", help="GLUE fine-tuning (CLEAR Table 1 / CARDS Table 6), optional R-drop + switch-case")
+    _suite_args(gl, "folder laid out like ../shared/data (glue/<TASK>/train.tsv, dev.tsv)")
+    gl.add_argument("--max-steps", type=int, default=None, help="optimiser steps per task (overrides --epochs)")
+    gl.add_argument("--epochs", type=float, default=3.0)
+    gl.add_argument("--lr", type=float, default=2e-5)
+    gl.add_argument("--train-batch-size", type=int, default=32)
+    gl.add_argument("--max-seq-length", type=int, default=128)
+    gl.add_argument("--rdrop", type=float, default=0.0, metavar="ALPHA", help="weight of R-drop's symmetric KL")
+    gl.add_argument("--switch-case", type=float, default=0.0, metavar="P",
+                    help="switch-case probability on the second R-drop pass (CARDS Table 6)")
+    gl.add_argument("--train-on-dev", action="store_true",
+                    help="smoke test only: fine-tune on the dev split when a task has no train.tsv")
+    gl.add_argument("--seed", type=int, default=42)
+    gl.set_defaults(func=cmd_evaluate_glue)
+    an = evs.add_parser("analysis", help="alignment/uniformity, StackOverflow neighbourhoods, augmentation "
+                                         "cosine, COND-HM/SVG/GH, perplexity difference")
+    _suite_args(an, "folder laid out like ../shared/data (sts/STSBenchmark, clustering/stackoverflow.csv)")
+    an.add_argument("--augmentations", nargs="+", metavar="FILE.parquet",
+                    help="augmentation caches (columns original, augmented, changed)")
+    an.add_argument("--k", type=int, nargs="+", default=[1, 5, 10, 20, 50, 100], help="top-K for neighbourhoods")
+    an.add_argument("--stackoverflow-limit", type=int, default=None, help="subsample StackOverflow (default: all)")
+    an.add_argument("--iso-sample", type=int, default=5000, help="changed rows used per augmentation")
+    an.add_argument("--gh-sample", type=int, default=500, help="rows per sample for the GH (bottleneck) distance")
+    an.add_argument("--lm", default="gpt2", help="causal LM (HF id or folder) for perplexity; 'none' to skip")
+    an.add_argument("--seed", type=int, default=0)
+    an.set_defaults(func=cmd_evaluate_analysis)
+
+    ix = sub.add_parser("index", help="CARDS retrieval index: exact top-k neighbours under the frozen backbone")
+    ix.add_argument("--corpus", required=True)
+    ix.add_argument("--backbone", required=True, help="backbone folder (HF layout), used frozen")
+    ix.add_argument("--pooler", required=True,
+                    choices=["cls", "cls_before_pooler", "avg", "avg_top2", "avg_first_last", "avg_emb_last"])
+    ix.add_argument("--k", type=int, required=True, help="neighbours kept per sentence (self excluded)")
+    ix.add_argument("--out", required=True, help=".npz path; the provenance .json is written beside it")
+    ix.add_argument("--batch-size", type=int, default=128)
+    ix.add_argument("--max-length", type=int, default=32, help="token limit when embedding (0: none)")
+    ix.add_argument("--device", default=None, help="cpu searches with faiss; cuda with torch matmul")
+    ix.set_defaults(func=cmd_index)
 
     r = sub.add_parser("report", help="render paper tables and figures")
     rs = r.add_subparsers(dest="what", required=True)
@@ -145,6 +286,32 @@ def build_parser() -> argparse.ArgumentParser:
     tb.add_argument("--scale", required=True)
     tb.add_argument("--out", required=True, help=".tex path; the .csv is written beside it")
     tb.set_defaults(func=cmd_report_table)
+    ce = rs.add_parser("census", help="augmentation census table (share changed, edit distance, length, cosine)")
+    ce.add_argument("--inputs", required=True,
+                    help='JSON {"rows": {name: {"stats": cache stats JSON, "embedding": augment-cosine JSON}}, '
+                         '"meta": {...}}')
+    ce.add_argument("--scale", required=True)
+    ce.add_argument("--out", required=True, help=".tex path; the .csv is written beside it")
+    ce.set_defaults(func=cmd_report_census)
+
+    ac = sub.add_parser("augment-cosine", help="cosine original/augmented and token length change of one cache "
+                                               "under a backbone (mean pooling)")
+    ac.add_argument("--cache", required=True, help="augmentation cache (parquet)")
+    ac.add_argument("--model", required=True, help="backbone folder (HF layout)")
+    ac.add_argument("--out", required=True, help="JSON")
+    ac.add_argument("--max-lines", type=int, default=2000, help="cosine sample size (0: every line)")
+    ac.add_argument("--batch-size", type=int, default=128)
+    ac.add_argument("--device", default=None)
+    ac.set_defaults(func=cmd_augment_cosine)
+
+    te = sub.add_parser("tokenization-effects", help="CARDS Table 1: effect of switch-case on each word's "
+                                                     "tokenization over a corpus")
+    te.add_argument("--corpus", required=True)
+    te.add_argument("--tokenizer", required=True, help="folder, hub id, or mirror:/package:/bundled: reference")
+    te.add_argument("--out", required=True, help="JSON")
+    te.add_argument("--context", choices=["isolated", "sentence"], default="isolated",
+                    help="tokenize each word alone (default, as CARDS Table 1) or as in its sentence")
+    te.set_defaults(func=cmd_tokenization_effects)
     return p
 
 

@@ -23,6 +23,7 @@ from ..objectives import InfoNCE, NTXent
 from ..objectives.discriminator import AugmentationDiscriminator
 from ..objectives.mlm import MaskedLM
 from ..objectives.virtual_augmentation import VirtualAugmentation
+from . import distributed
 from .sources import Batch, TrainingData
 
 OBJECTIVES = ("virtual_augmentation", "discriminator", "mlm")
@@ -99,25 +100,34 @@ class Method(nn.Module):
                               return_tensors="pt").to(dev)
 
     def loss(self, batch: Batch, step: int) -> tuple[torch.Tensor, dict[str, float]]:
+        """The loss to back-propagate for the global `batch` of this step, and its parts (for the log).
+
+        Under data parallelism (`sentaug.train.distributed`) this rank encodes its slice; the contrastive
+        loss is over the gathered global batch, the other objectives over this rank's slice, scaled by
+        1/world so that summing the ranks' gradients gives their global mean."""
         g = torch.Generator().manual_seed(self.spec["seed"] * 1_000_003 + step)
-        b = len(batch.anchors)
-        texts = batch.anchors + batch.positives
+        size, _ = distributed.world()
+        mine = distributed.local_slice(batch.anchors, len(batch.anchors))
+        anchors, positives = batch.anchors[mine], batch.positives[mine]
+        b = len(anchors)
+        texts = anchors + positives
         negative_rows = None
         if self.sampler is not None:
-            negative_rows = self.sampler.sample(batch.lines, g)           # [B, s], shared by the batch
-            texts += self.sampler.sentences(negative_rows)
-        n_neg = 0 if negative_rows is None else negative_rows.numel()
+            negative_rows = self.sampler.sample(batch.lines, g)            # [B, s] for the global batch
+            texts += self.sampler.sentences(negative_rows[mine])
+        n_neg = 0 if negative_rows is None else negative_rows[mine].numel()
         if "discriminator" in self.objectives:
-            texts += batch.augmented
+            texts += batch.augmented[mine]
         enc = self._tokenize(texts)
         e = self.encoder.represent(enc["input_ids"], enc["attention_mask"])
         z = self.encoder.project(e)
-        z1, z2 = z[:b], z[b:2 * b]
-        if negative_rows is not None:
+        z1, z2 = distributed.gather_with_grad(z[:b]), distributed.gather_with_grad(z[b:2 * b])
+        if negative_rows is not None:   # one extra column per retrieved sentence, shared by the batch
             from ..index.sampling import same_id_mask
 
+            negatives = distributed.gather_with_grad(z[2 * b:2 * b + n_neg])
             mask = same_id_mask(self.sampler.rows(batch.lines), negative_rows.reshape(-1)).to(z.device)
-            total = self.contrastive(z1, z2, z[2 * b:2 * b + n_neg], mask)
+            total = self.contrastive(z1, z2, negatives, mask)
         else:
             total = self.contrastive(z1, z2)
         parts = {"contrastive": total.item()}
@@ -125,11 +135,11 @@ class Method(nn.Module):
             if name == "virtual_augmentation":
                 value = module(e[:b], self.encoder.head or nn.Identity(), g)
             elif name == "discriminator":
-                labels = torch.tensor(batch.labels, device=z.device)
+                labels = torch.tensor(batch.labels[mine], device=z.device)
                 value = module(e[:b], e[2 * b + n_neg:], labels)
             else:  # mlm, on a masked copy of the original sentences
-                orig = self._tokenize(batch.originals)
+                orig = self._tokenize(batch.originals[mine])
                 value = module(self.encoder.backbone, orig["input_ids"], orig["attention_mask"], g)
             parts[name] = value.item()
-            total = total + self.weights[name] * value
+            total = total + self.weights[name] / size * value
         return total, parts

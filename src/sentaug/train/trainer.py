@@ -26,6 +26,7 @@ import torch
 
 from ..io import write_json
 from ..models.encoder import SentenceEncoder, pick_device
+from . import distributed
 from .method import Method, needs_mlm
 from .sources import TrainingData
 
@@ -123,11 +124,13 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     out = Path(out)
     partial = Path(f"{out}.partial")
     digest = spec_digest(spec)
-    if not resume:
+    dev = distributed.setup(torch.device(device) if device else pick_device())
+    lead = distributed.world()[1] == 0     # under torchrun, rank 0 alone evaluates and writes
+    if not resume and lead:
         shutil.rmtree(partial, ignore_errors=True)
+    distributed.barrier()
     partial.mkdir(parents=True, exist_ok=True)
 
-    dev = torch.device(device) if device else pick_device()
     torch.manual_seed(spec["seed"])
     torch.use_deterministic_algorithms(dev.type == "cpu", warn_only=True)
     data = TrainingData(spec, corpus, caches)
@@ -153,16 +156,20 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     if restored:
         step, best, (running, since) = restored
         print(f"[train] resumed at step {step} (best STS-B dev so far {best:.2f})")
+    if restored and lead:
         # records written after that checkpoint are replayed by the resumed run
         kept = [r for r in log_path.read_text().splitlines() if json.loads(r)["step"] <= step] \
             if log_path.exists() else []
         log_path.write_text("".join(r + "\n" for r in kept))
-    else:
+    elif lead:
         log_path.unlink(missing_ok=True)
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if dev.type == "cuda" else torch.autocast("cpu", enabled=False)
 
     def evaluate_and_keep_best(at_step: int) -> float:
         nonlocal best
+        if not lead:
+            distributed.barrier()
+            return math.nan
         score = evaluator(encoder.backbone, tokenizer, pooler=spec["eval_pooler"])
         if score > best:
             best = score
@@ -172,17 +179,20 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
             (tmp / "best_step.json").write_text(json.dumps({"step": at_step, "stsb_dev": score}))
             shutil.rmtree(partial / "best", ignore_errors=True)
             os.replace(tmp, partial / "best")
+        distributed.barrier()
         return score
 
     first_step, started = step, time.time()
     method.train()
-    bar = tqdm(total=total, initial=step, desc=f"train {spec['method']} seed {spec['seed']}", unit="step")
-    with open(log_path, "a", encoding="utf-8") as log:
+    bar = tqdm(total=total, initial=step, desc=f"train {spec['method']} seed {spec['seed']}", unit="step",
+               disable=not lead)
+    with open(log_path if lead else os.devnull, "a", encoding="utf-8") as log:
         while step < total:
             batch = data.batch(batch_order(len(data), spec["batch_size"], spec["seed"], step), step)
             with amp:
                 loss, parts = method.loss(batch, step)
             loss.backward()
+            distributed.reduce_gradients(method)
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
@@ -205,12 +215,14 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
             if record:
                 log.write(json.dumps(record) + "\n")
                 log.flush()
-            if step % spec["save_steps"] == 0 or step == stop_after:
+            if lead and (step % spec["save_steps"] == 0 or step == stop_after):
                 ckpt.save(method, optimizer, scheduler, step, best, digest, (running, since))
             if step == stop_after:
                 bar.close()
                 return None
     bar.close()
+    if not lead:
+        return None
     seconds = time.time() - started
     best_info = json.loads((partial / "best" / "best_step.json").read_text())
     summary = {"spec": spec, "steps": total, "best_step": best_info["step"], "best_stsb_dev": best_info["stsb_dev"],
