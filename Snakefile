@@ -15,6 +15,7 @@ sc.check_references(config)
 include: "rules/common.smk"
 include: "rules/download.smk"
 include: "rules/augment.smk"
+include: "rules/index.smk"
 include: "rules/train.smk"
 include: "rules/evaluate.smk"
 include: "rules/report.smk"

@@ -19,10 +19,24 @@ rule parse:
         "{SENTAUG} parse --corpus {input.corpus} --out {output} --model {params.model} --workers {threads} 2> {log}"
 
 
+def _resolve_param(value):
+    """`backbone:<paper backbone>` in an augmentation's parameters stands for the scale's stand-in backbone
+    folder (a tokenizer or a masked LM, e.g. CARDS's RoBERTa tokenizer, VaSCL's CTxt model)."""
+    if isinstance(value, str) and value.startswith("backbone:"):
+        return backbone_dir(sc.stand_in(config, value.split(":", 1)[1]))
+    return value
+
+
 def _augmentation(w):
     spec = dict(config["augmentations"][w.augmentation])
     op = spec.pop("op")
-    return op, spec
+    return op, {k: _resolve_param(v) for k, v in spec.items()}
+
+
+def _augmentation_backbones(w):
+    """Backbone folders an augmentation's parameters name (inputs, so they are built first)."""
+    raw = config["augmentations"][w.augmentation].values()
+    return sorted({_resolve_param(v) for v in raw if isinstance(v, str) and v.startswith("backbone:")})
 
 
 rule augment:
@@ -30,6 +44,7 @@ rule augment:
         corpus=lambda w: corpus_file(w.corpus),
         parse=f"{R}/parse/{{corpus}}.spacy",
         code=code("augment"),
+        backbones=_augmentation_backbones,
     output:
         cache=f"{R}/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.parquet",
         stats=f"{R}/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.json",

@@ -71,6 +71,20 @@ def run_eval(paper, backbone, method, seed):
     return f"{R}/eval/{SCALE}/{paper}/{backbone}/{method}/seed{seed}/sts.json"
 
 
+def run_eval_pooler(paper, backbone, method, seed, pooler):
+    """A run's STS scores under another pooler than its own eval pooler (e.g. CLEAR Table 2's -mean rows)."""
+    return f"{R}/eval/{SCALE}/{paper}/{backbone}/{method}/seed{seed}/sts.{pooler}.json"
+
+
+def row_run_eval(paper, row, seed):
+    """The STS file of a table row's run: its eval pooler's sts.json unless the row names another `pooler`."""
+    bb = sc.stand_in(config, row["backbone"])
+    pooler = row.get("pooler")
+    if pooler and pooler != sc.train_spec(config, PAPERS[paper], row["backbone"], row["method"], seed)["eval_pooler"]:
+        return run_eval_pooler(paper, bb, row["method"], seed, pooler)
+    return run_eval(paper, bb, row["method"], seed)
+
+
 def pretrained_eval(backbone, pooler):
     return f"{R}/eval/pretrained/{ORIGIN}/{backbone}/{pooler}.json"
 
@@ -88,11 +102,16 @@ def table_inputs(paper, table):
             rows[str(i)] = [tokenization_effects_file()]
         elif spec["kind"] == "augmentation_share":
             rows[str(i)] = [cache_file(row["augmentation"], s).replace(".parquet", ".json") for s in SEEDS]
+        elif spec["kind"] in SUITES:    # a downstream suite's table (kind = suite): {suite}.json per model
+            bb = sc.stand_in(config, row["backbone"])
+            if "pretrained" in row:
+                rows[str(i)] = [pretrained_suite_eval(bb, spec["kind"], row["pretrained"])]
+            else:
+                rows[str(i)] = [suite_eval(paper, bb, row["method"], s, spec["kind"]) for s in SEEDS]
         elif "pretrained" in row:
             rows[str(i)] = [pretrained_eval(sc.stand_in(config, row["backbone"]), row["pretrained"])]
         else:
-            bb = sc.stand_in(config, row["backbone"])
-            rows[str(i)] = [run_eval(paper, bb, row["method"], s) for s in SEEDS]
+            rows[str(i)] = [row_run_eval(paper, row, s) for s in SEEDS]
     return rows
 
 
@@ -107,9 +126,16 @@ def all_tables():
 
 # Downstream suites (`sentaug evaluate SUITE`, one JSON per model) and the data folders each reads under a
 # data root. They read official data only (there is no demo version of them), also at demo scale.
-SUITES = ["transfer", "clustering", "intent"]
-SUITE_DATA = {"transfer": ["transfer"], "clustering": ["clustering"], "intent": ["intent"]}
+SUITES = ["transfer", "clustering", "intent", "glue", "analysis"]
+SUITE_DATA = {"transfer": ["transfer"], "clustering": ["clustering"], "intent": ["intent"], "glue": ["glue"],
+              "analysis": ["sts", "clustering"]}
 SUITE_ARGS = {"transfer": f"--mode {'test' if SCALE == 'paper' else 'fast'}"}  # extra CLI flags per suite
+if SCALE != "paper":
+    # GLUE train files are not available offline: below paper scale the GLUE suite is a smoke test that
+    # fine-tunes briefly on the four dev sets there are (its JSON says train_on_dev: true).
+    SUITE_ARGS["glue"] = "--tasks CoLA SST-2 MRPC RTE --train-on-dev --max-steps 100"
+if SCALE == "demo":
+    SUITE_ARGS["analysis"] = "--stackoverflow-limit 4000"  # a labelled subsample (purity is not comparable)
 
 
 def suite_data(suite, origin="official"):
@@ -136,3 +162,4 @@ wildcard_constraints:
     origin="demo|official",
     suite="|".join(SUITES),
     backbone=r"[^/]+",
+    pooler=r"[^/]+",

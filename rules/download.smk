@@ -42,3 +42,22 @@ rule download_corpus:
     shell:
         "{SENTAUG} download {wildcards.corpus} --origin {wildcards.origin} --out {R}/data/{wildcards.origin} "
         "{params.mirror} 2> {log}"
+
+
+rule download_suite_data:
+    """Data of the downstream suites (sources `transfer`, `clustering`, `intent`: mirror only, sha256-pinned;
+    `glue`: official zips or mirror)."""
+    output:
+        directory(f"{R}/data/official/{{folder}}"),
+    input:
+        code("data/download.py", "data/sources.yaml"),
+    params:
+        mirror=_mirror_flag(),
+    wildcard_constraints:
+        folder="transfer|clustering|intent|glue",
+    log:
+        f"{R}/logs/download/official/{{folder}}.log",
+    conda:
+        "../envs/base.yaml"
+    shell:
+        "{SENTAUG} download {wildcards.folder} --origin official --out {R}/data/official {params.mirror} 2> {log}"

@@ -22,6 +22,27 @@ rule evaluate_run:
         "--data {params.data} --scale {SCALE} --out {output} > {log} 2>&1"
 
 
+rule evaluate_run_pooler:
+    """A trained run under another pooler than its eval pooler (table rows with `pooler:`, CLEAR Table 2)."""
+    input:
+        model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
+        sts=f"{data_root()}/sts",
+        sick=f"{data_root()}/sick",
+        code=code("evaluate/sts.py", "data/senteval.py", "models/encoder.py", "models/poolers.py"),
+    output:
+        f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts.{{pooler}}.json",
+    params:
+        data=data_root(),
+    threads: 2
+    log:
+        f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.{{pooler}}.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate sts --model {input.model} --pooler {wildcards.pooler} "
+        "--data {params.data} --scale {SCALE} --out {output} > {log} 2>&1"
+
+
 rule evaluate_pretrained:
     input:
         model=lambda w: backbone_dir(w.backbone),
@@ -38,3 +59,46 @@ rule evaluate_pretrained:
     shell:
         "OMP_NUM_THREADS={threads} {SENTAUG} evaluate sts --model {input.model} --pooler {wildcards.pooler} "
         "--data {R}/data/{wildcards.origin} --scale {SCALE} --out {output} > {log} 2>&1"
+
+
+rule evaluate_suite:
+    """A downstream suite (SUITES: transfer, clustering, intent, ...) on a trained run, its eval pooler."""
+    input:
+        model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
+        data=lambda w: suite_data(w.suite),
+        code=lambda w: suite_code(w.suite),
+    output:
+        f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/{{suite}}.json",
+    params:
+        pooler=lambda w: run_spec(w)["eval_pooler"],
+        data=data_root("official"),
+        extra=lambda w: SUITE_ARGS.get(w.suite, ""),
+    threads: 2
+    log:
+        f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/{{suite}}.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate {wildcards.suite} --model {input.model} "
+        "--pooler {params.pooler} --data {params.data} --scale {SCALE} {params.extra} --out {output} > {log} 2>&1"
+
+
+rule evaluate_suite_pretrained:
+    """A downstream suite on a pretrained backbone with a given pooler (e.g. the MiniLM reference numbers)."""
+    input:
+        model=lambda w: backbone_dir(w.backbone),
+        data=lambda w: suite_data(w.suite, w.origin),
+        code=lambda w: suite_code(w.suite),
+    output:
+        f"{R}/eval/pretrained/{{origin}}/{{backbone}}/{{suite}}/{{pooler}}.json",
+    params:
+        extra=lambda w: SUITE_ARGS.get(w.suite, ""),
+    threads: 2
+    log:
+        f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/{{suite}}/{{pooler}}.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate {wildcards.suite} --model {input.model} "
+        "--pooler {wildcards.pooler} --data {R}/data/{wildcards.origin} --scale {SCALE} {params.extra} "
+        "--out {output} > {log} 2>&1"

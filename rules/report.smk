@@ -19,3 +19,74 @@ rule table:
     shell:
         "{SENTAUG} report table --paper-file {input.paper} --table {wildcards.table} --inputs {params.inputs:q} "
         "--scale {SCALE} --out {output.tex} > {log} 2>&1"
+
+
+# Augmentation census: every declared augmentation on the scale's corpus (first seed), with the cosine
+# between original and augmented under the scale's bert-base-uncased stand-in (mean pooling).
+CENSUS_BACKBONE = sc.stand_in(config, "bert-base-uncased")
+
+
+def census_embedding_file(augmentation, seed, corpus=CORPUS):
+    return f"{R}/census/{corpus}/{augmentation}/seed{seed}.{CENSUS_BACKBONE}.json"
+
+
+def census_rows():
+    """Every declared augmentation, or the `census` list when the config gives one."""
+    names = config.get("census") or list(config["augmentations"])
+    unknown = [a for a in names if a not in config["augmentations"]]
+    if unknown:
+        raise ValueError(f"config key 'census': unknown augmentation {unknown[0]!r}")
+    return {a: {"stats": cache_file(a, SEEDS[0]).replace(".parquet", ".json"),
+                "embedding": census_embedding_file(a, SEEDS[0])} for a in names}
+
+
+rule augment_cosine:
+    input:
+        cache=f"{R}/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.parquet",
+        model=lambda w: backbone_dir(w.backbone),
+        code=code("report/census.py", "models/encoder.py", "models/poolers.py"),
+    output:
+        f"{R}/census/{{corpus}}/{{augmentation}}/seed{{seed}}.{{backbone}}.json",
+    params:
+        max_lines=2000,
+    threads: 2
+    log:
+        f"{R}/logs/census/{{corpus}}/{{augmentation}}/seed{{seed}}.{{backbone}}.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "OMP_NUM_THREADS={threads} {SENTAUG} augment-cosine --cache {input.cache} --model {input.model} "
+        "--max-lines {params.max_lines} --out {output} 2> {log}"
+
+
+rule census:
+    input:
+        files=[f for row in census_rows().values() for f in row.values()],
+        code=code("report/census.py"),
+    output:
+        tex=f"{R}/tables/augmentations.tex",
+        csv=f"{R}/tables/augmentations.csv",
+    params:
+        inputs=lambda w: json.dumps({"rows": census_rows(), "meta": {"corpus": CORPUS, "seed": SEEDS[0],
+                                                                     "backbone": CENSUS_BACKBONE}}),
+    log:
+        f"{R}/logs/report/census.log",
+    conda:
+        "../envs/base.yaml"
+    shell:
+        "{SENTAUG} report census --inputs {params.inputs:q} --scale {SCALE} --out {output.tex} > {log} 2>&1"
+
+
+rule tokenization_effects:
+    input:
+        corpus=lambda w: corpus_file(w.corpus),
+        tokenizer=lambda w: backbone_dir(w.backbone),
+        code=code("augment/cards.py"),
+    output:
+        f"{R}/analysis/tokenization_effects/{{corpus}}/{{backbone}}.json",
+    log:
+        f"{R}/logs/analysis/tokenization_effects/{{corpus}}/{{backbone}}.log",
+    conda:
+        "../envs/augment.yaml"
+    shell:
+        "{SENTAUG} tokenization-effects --corpus {input.corpus} --tokenizer {input.tokenizer} --out {output} 2> {log}"

@@ -22,4 +22,7 @@ if ! python -c "import torch" 2>/dev/null; then
 fi
 # constraints.txt pins what was tested; torch stays at the build installed above.
 python -m pip install -q -c constraints.txt -e ".[dev,offline-models]"
+# WordNet 3.0 for nltk (Debian packages -> nltk_data/); only WordNet-based augmentations need it, and they
+# fail with a message saying how to get it, so a machine without apt still gets a working venv.
+scripts/setup_wordnet.sh || echo "warning: WordNet not set up (see scripts/setup_wordnet.sh)" >&2
 echo "setup done: $(python -c 'import torch, transformers, spacy, snakemake; print("torch", torch.__version__, "| transformers", transformers.__version__, "| spacy", spacy.__version__, "| snakemake", snakemake.__version__)')"

@@ -110,7 +110,10 @@ def test_trained_model_scores_match_scipy_on_the_raw_file(workflow):
             enc = tok([" ".join(f[5].split()), " ".join(f[6].split())], padding=True, return_tensors="pt")
             cls = model(**enc).last_hidden_state[:, 0]
             cos.append(torch.nn.functional.cosine_similarity(cls[0], cls[1], dim=0).item())
-    assert 100 * spearmanr(cos, gold)[0] == pytest.approx(reported["STSBenchmark"], abs=0.01)
+    # A 6-step tiny model maps every sentence to almost the same direction (cosines within ~1e-4 of each
+    # other), so float32 rounding differences between batchings (~3e-7) swap near-tied ranks: agreement to
+    # 0.1 here; the evaluator's exact agreement (0.01) is tested on MiniLM in test_sts.py.
+    assert 100 * spearmanr(cos, gold)[0] == pytest.approx(reported["STSBenchmark"], abs=0.1)
     summary = json.loads((run / "train_summary.json").read_text())
     assert summary["steps"] == 6 and summary["spec"]["method"] == "sda_pi"
 

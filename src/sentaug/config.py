@@ -83,6 +83,12 @@ def load_paper(config: dict, name: str) -> dict:
     if not path.exists():
         raise ConfigError(f"config key 'papers': no paper file {path}")
     paper = load_yaml(path)
+    for backbone, recipe in (paper.get("recipes") or {}).items():
+        if backbone not in config["backbones"]:
+            raise ConfigError(f"{path}: recipes: unknown backbone '{backbone}'")
+        for method in (recipe.get("methods") or {}):
+            if method not in config["methods"]:
+                raise ConfigError(f"{path}: recipes.{backbone}.methods: unknown method '{method}'")
     for tname, table in paper.get("tables", {}).items():
         ncols = len(table["columns"])
         for row in iter_rows(table):
@@ -122,7 +128,9 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
 
     Hyper-parameter precedence, lowest first: `train` defaults < the scale's `train` < the method's `train`
     (e.g. VaSCL's mean pooling and learning rates) < (only at scales with `paper_recipes`) the backbone's
-    recipe < the paper's recipe for that backbone. The method's composition (positive and negative sources,
+    recipe < the paper's recipe for that backbone < that recipe's `methods: {method: {...}}` entry (for a
+    paper whose methods differ, e.g. VaSCL: SimCSE at 3e-5 but VaSCL's backbone at 5e-6; a backbone-wide
+    rate alone would override the method's own). The method's composition (positive and negative sources,
     contrastive loss, head, augmented view, objectives) is copied as declared; a cached positive carries its
     augmentation's settings.
     """
@@ -132,7 +140,9 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
     layers = [s["train"], m.get("train", {})]
     if s["paper_recipes"]:
         layers.append(config["backbones"][backbone].get("train", {}))
-        layers.append(((paper or {}).get("recipes") or {}).get(backbone, {}))
+        recipe = dict(((paper or {}).get("recipes") or {}).get(backbone, {}))
+        by_method = recipe.pop("methods", None) or {}
+        layers += [recipe, by_method.get(method, {})]
     hp = _merge(config["train"], *layers)
     positive = dict(m["positive"])
     if positive["source"] in ("cache", "two_views"):

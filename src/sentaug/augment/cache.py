@@ -8,6 +8,8 @@ Format (every augmentation, present and future, writes this):
 * ``<out>.json`` (``out.with_suffix(".json")``): n, n_changed, share_changed (%), mean word-level edit
   distance and mean length change (whitespace tokens, over all lines), augmentation name/family/params,
   seed, corpus path and sha256, flag counts, parse provenance.
+  With a tokenizer (``sentaug augment --tokenizer``), also ``tokens``: the mean length change in that
+  tokenizer's tokens (over all lines) and the tokenizer used.
 
 Randomness: line i gets its own ``random.Random(f"{seed}:{i}")``, so the output does not depend on the
 number of processes or the order lines are processed in, and two seeds give different caches.
@@ -102,11 +104,52 @@ def cache_stats(originals: Sequence[str], augmented: Sequence[str]) -> dict:
             "mean_length_change": round(len_change / n, 6) if n else 0.0}
 
 
+def token_lengths(texts: Sequence[str], tokenizer) -> list[int]:
+    """Length in tokens (no special tokens) of each text under a Hugging Face tokenizer. A token-level cache
+    entry (`sentaug.augment.cards.TOKENS_PREFIX` + tokens) counts its stored tokens."""
+    from .cards import decode_tokens
+
+    out, plain = [0] * len(texts), []
+    for i, t in enumerate(texts):
+        toks = decode_tokens(t)
+        if toks is None:
+            plain.append(i)
+        else:
+            out[i] = len(toks)
+    for start in range(0, len(plain), 4096):
+        idx = plain[start:start + 4096]
+        enc = tokenizer([texts[i] for i in idx], add_special_tokens=False)["input_ids"]
+        for i, ids in zip(idx, enc):
+            out[i] = len(ids)
+    return out
+
+
+def token_stats(originals: Sequence[str], augmented: Sequence[str], tokenizer_ref: str) -> dict:
+    """Mean length change in tokens (augmented - original, over all lines) under `tokenizer_ref` (a path, hub
+    id or ``mirror:``/``package:``/``bundled:`` reference, see `sentaug.models.backbones.resolve_tokenizer`)."""
+    from transformers import AutoTokenizer
+
+    from ..models.backbones import resolve_tokenizer
+
+    path = resolve_tokenizer(tokenizer_ref)
+    try:
+        tok = AutoTokenizer.from_pretrained(path)
+    except OSError as e:
+        raise FileNotFoundError(f"tokenizer {tokenizer_ref!r}: cannot load {path} ({e.__class__.__name__})") from e
+    changed = [i for i, (o, a) in enumerate(zip(originals, augmented)) if o != a]
+    lo = token_lengths([originals[i] for i in changed], tok)
+    la = token_lengths([augmented[i] for i in changed], tok)
+    n = len(originals)
+    return {"tokenizer": str(tokenizer_ref), "tokenizer_path": str(path),
+            "mean_length_change_tokens": round(sum(b - a for a, b in zip(lo, la)) / n, 6) if n else 0.0}
+
+
 def build_cache(name: str, corpus: str | os.PathLike, out: str | os.PathLike, seed: int, params: dict | None = None,
                 parse: str | os.PathLike | None = None, workers: int = 1,
-                spacy_model: str = "en_core_web_sm") -> dict:
+                spacy_model: str = "en_core_web_sm", tokenizer: str | None = None) -> dict:
     """Augment every line of `corpus` with registry augmentation `name`; write `out` (parquet) and
-    ``out.with_suffix(".json")`` (stats, returned). See the module docstring for the format."""
+    ``out.with_suffix(".json")`` (stats, returned). See the module docstring for the format. With
+    `tokenizer`, the stats also hold the mean length change in that tokenizer's tokens (`token_stats`)."""
     import pandas as pd
 
     aug = registry.get(name)
@@ -127,6 +170,8 @@ def build_cache(name: str, corpus: str | os.PathLike, out: str | os.PathLike, se
         augmented = [s for res in map_chunks(_augment_chunk, tasks, workers, len(lines),
                                              [len(t[4]) for t in tasks], f"augment {name}") for s in res]
     originals = [ln.text for ln in lines]
+    if len(augmented) != len(originals):     # e.g. a StopIteration escaping an augmentation into a generator
+        raise RuntimeError(f"augmentation {name!r} returned {len(augmented)} lines for {len(originals)}")
     table = pd.DataFrame({"original": originals, "augmented": augmented,
                           "changed": [o != a for o, a in zip(originals, augmented)],
                           "flag": [ln.flag for ln in lines]})
@@ -134,6 +179,8 @@ def build_cache(name: str, corpus: str | os.PathLike, out: str | os.PathLike, se
              **cache_stats(originals, augmented),
              "flags": flag_counts(lines), "corpus": str(corpus), "corpus_sha256": sha256_file(corpus),
              "parser": parser}
+    if tokenizer:
+        stats["tokens"] = token_stats(originals, augmented, tokenizer)
     out = Path(out)
     with atomic_path(out) as tmp:
         table.to_parquet(tmp, index=False)

@@ -24,7 +24,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-FAMILY_MODULES = ("sentaug.augment.sda",)
+FAMILY_MODULES = ("sentaug.augment.sda", "sentaug.augment.cards", "sentaug.augment.clear",
+                  "sentaug.augment.baselines", "sentaug.augment.explicit", "sentaug.augment.augcse")
 
 
 @dataclass(frozen=True)

@@ -128,6 +128,12 @@ def _stage_official(name: str, sources: dict, stage: Path, mirror: str | None, c
             _copy(found, stage / rel)
             verify(stage / rel, pin, f"{name}: {rel} (from mirror {found})")
         return
+    if src.get("mirror_only"):  # official release needs a conversion sentaug does not do (see its `note`)
+        raise DownloadError(f"{name}: no direct download from {src['url']} (different layout); set data.mirror "
+                            f"or $SENTAUG_MIRROR to a folder laid out like ../shared/data")
+    if "zips" in src:  # one zip per folder (GLUE): {our prefix: url}, members named <zip folder>/<file>
+        _stage_zips(name, src, stage, cache)
+        return
     archive = cache / Path(src["url"]).name
     if not archive.exists():
         download_url(src["url"], archive)
@@ -152,6 +158,32 @@ def _stage_official(name: str, sources: dict, stage: Path, mirror: str | None, c
     except DownloadError:
         archive.unlink(missing_ok=True)  # a bad download must not be reused by the next attempt
         raise
+
+
+def _stage_zips(name: str, src: dict, stage: Path, cache: Path) -> None:
+    """Download each zip of `src['zips']` and extract the pinned files under its prefix, verified."""
+    import zipfile
+
+    uncovered = [rel for rel in src["files"] if not any(rel.startswith(p) for p in src["zips"])]
+    if uncovered:
+        raise DownloadError(f"{name}: {uncovered[0]} has no official archive (see sources.yaml); "
+                            f"set data.mirror or $SENTAUG_MIRROR to a folder that holds it")
+    for prefix, url in src["zips"].items():
+        wanted = {rel for rel in src["files"] if rel.startswith(prefix)}
+        archive = cache / Path(url).name
+        if not archive.exists():
+            download_url(url, archive)
+        try:
+            with zipfile.ZipFile(archive) as z:
+                for rel in wanted:
+                    member = src["members"][prefix] + rel[len(prefix):]
+                    if member not in z.namelist():
+                        raise DownloadError(f"{name}: {archive} lacks the member {member}")
+                    _copy_stream(z.open(member), stage / rel)
+                    verify(stage / rel, src["files"][rel], f"{name}: {rel} (from {url})")
+        except (DownloadError, zipfile.BadZipFile):
+            archive.unlink(missing_ok=True)  # a bad download must not be reused by the next attempt
+            raise
 
 
 def _from_mirror(rel: str, pin, mirror: str | None) -> Path | None:

@@ -81,11 +81,12 @@ class Method(nn.Module):
             return None
         if negatives["source"] != "retrieved":
             raise ValueError(f"method '{self.spec['method']}': unknown negative source '{negatives['source']}'")
-        from ..index.sampling import NegativeSampler, load_index
+        from ..index.sampling import NegativeSampler, check_corpus, load_index
 
         if not index_path:
             raise ValueError(f"method '{self.spec['method']}': retrieved negatives need --index FILE.npz")
         index = load_index(index_path)
+        check_corpus(index, self.data.corpus)  # anchors are looked up by line: it must be the same file
         return NegativeSampler(index, mode=negatives.get("mode", "top_k_uniform"), s=negatives.get("s", 1),
                                k=negatives.get("k"))
 

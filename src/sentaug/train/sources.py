@@ -46,7 +46,7 @@ class TrainingData:
     def __init__(self, spec: dict, corpus: str | Path, caches: list[str] | None = None):
         from ..data.corpus import read_corpus
 
-        self.spec, self.seed = spec, spec["seed"]
+        self.spec, self.seed, self.corpus = spec, spec["seed"], corpus
         positive = spec["positive"]
         self.source = positive["source"]
         caches = list(caches or [])

@@ -5,8 +5,9 @@ Recipe (unsupervised SimCSE, the default composition): anchors and positives are
 pass with dropout on; the [CLS] vector goes through an MLP used only in training; loss = cross-entropy over
 cos/tau in one direction; AdamW with linear decay to zero (`schedule: constant` keeps it flat, as VaSCL;
 `head_learning_rate` gives the head and other non-backbone modules their own rate); STS-B dev Spearman
-every `eval_steps` steps and at the end, best checkpoint kept. Deterministic on CPU for a given seed (data order, dropout), resumable from the last
-checkpoint with the same result as an uninterrupted run, bf16 autocast on CUDA.
+every `eval_steps` steps and at the end, best checkpoint kept. Deterministic on CPU for a given seed (data
+order, dropout), resumable from the last checkpoint with the same result as an uninterrupted run, bf16
+autocast on CUDA; data parallel under torchrun (`sentaug.train.distributed`).
 
 Output folder (`out`): the best model in Hugging Face layout (loadable by AutoModel and
 SentenceTransformer), `train_log.jsonl` and `train_summary.json`. While training, everything lives in

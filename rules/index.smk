@@ -1,0 +1,27 @@
+# Stage 2b: CARDS' retrieval index. The de-duplicated corpus (sentences under three words removed) is
+# embedded once with the frozen pre-trained backbone; exact top-k neighbours are stored for training to draw
+# hard negatives from. One .npz (+ provenance .json) per (corpus, backbone, pooler, k). The search runs on a
+# GPU when the job has one (torch matmul), else with faiss on the CPU.
+
+
+rule index:
+    input:
+        corpus=lambda w: corpus_file(w.corpus),
+        backbone=lambda w: backbone_dir(w.backbone),
+        code=code("index", "models/encoder.py", "models/poolers.py", "data/corpus.py"),
+    output:
+        index=f"{R}/index/{{corpus}}/{{backbone}}/{{pooler}}/k{{k}}.npz",
+        meta=f"{R}/index/{{corpus}}/{{backbone}}/{{pooler}}/k{{k}}.json",
+    wildcard_constraints:
+        k=r"\d+",
+        pooler="cls|cls_before_pooler|avg|avg_top2|avg_first_last|avg_emb_last",
+    threads: config.get("workers", 1)
+    resources:
+        gpu=1 if SCALE == "paper" else 0,
+    log:
+        f"{R}/logs/index/{{corpus}}/{{backbone}}/{{pooler}}/k{{k}}.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "{SENTAUG} index --corpus {input.corpus} --backbone {input.backbone} --pooler {wildcards.pooler} "
+        "--k {wildcards.k} --out {output.index} 2> {log}"

@@ -1,0 +1,321 @@
+"""CARDS's switch-case augmentation (Wang et al., SIGIR 2022) and its Table 5 variants.
+
+Switch-case flips the case of the first letter of randomly chosen words ("book" -> "Book", "Chart" ->
+"chart"). A *word* is a whitespace-separated token whose first character is a cased letter (one whose
+lower and upper forms differ and have one character each, so the text keeps its length); the text is
+edited in place, so spacing is byte-identical to the original. Two selection rules (``version``):
+
+* ``v1``: exactly ``max(1, round(p * n))`` of the n words, drawn without replacement;
+* ``v2``: each word independently with probability ``p`` (a line may come out unchanged).
+
+`switch_case` is a pure function of (text, rng): the trainer's collator can import and call it on the
+fly, as CARDS does; the cache built through the registry serves analysis (Table 1, the census).
+
+Tokenizer-relative variants (Table 5) take a ``tokenizer`` parameter (a path, a hub id, or
+``mirror:<folder>`` resolved in ``$SENTAUG_MODEL_MIRROR``, see `sentaug.models.backbones.resolve_tokenizer`):
+
+* ``switch_case_substitution``: switch-case restricted to words whose tokenization under the tokenizer is a
+  *substitution* (only the first token changes; the length in tokens is kept). The output is text.
+* ``retokenize``: for *division* and *regrouping* words, keep the segmentation of the case-switched word but
+  restore the original case (CARDS: 'interpret' is forced into 'inter' + 'pret'). The text does not change,
+  only its tokens; BPE-dropout likewise. These two return a **token sequence**, stored as text:
+  ``TOKENS_PREFIX`` followed by the tokenizer's own token strings joined by single spaces (byte-level BPE and
+  WordPiece token strings never contain a space), e.g. ``"<tokens> Ġinter pret Ġthe Ġtext"``; `decode_tokens`
+  reads it back and ``tokenizer.convert_tokens_to_ids`` turns it into input ids. When the sequence equals the
+  plain tokenization, the original text is returned instead, so ``changed`` in the cache means "tokens differ".
+* ``bpe_dropout``: BPE-dropout (Provilkov et al. 2020) on every word: at each merge step each applicable
+  merge is skipped with probability ``p``; the highest-priority surviving merge is applied. Byte-level BPE
+  tokenizers only (RoBERTa, GPT-2). Implemented here rather than with the tokenizers library's own
+  ``dropout`` so that it draws from the line's ``rng`` (the library's random state cannot be seeded).
+
+Words are tokenized one at a time, with a leading space except at the start of the line (RoBERTa's BPE
+tokenizes " Word" and "Word" differently); for single-spaced text this equals tokenizing the whole line.
+
+Table 1 (`classify`, `tokenization_effects`): the tokens before (A) and after (B) the switch of one word are
+* substitution: same count, all but the first token equal;
+* division: B has more tokens and A[1:] is a suffix of B (the first token was split);
+* fusion: B has fewer tokens and B[1:] is a suffix of A (the first token absorbed the next ones);
+* regrouping: any other change (token boundaries move);
+* unchanged: A == B (an uncased tokenizer).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import random
+import re
+from collections import Counter
+from typing import Iterable, Sequence
+
+from .registry import Param, register
+
+TOKENS_PREFIX = "<tokens> "
+EFFECTS = ("substitution", "division", "fusion", "regrouping")
+DIRECTIONS = ("lower_to_upper", "upper_to_lower")
+_WORD = re.compile(r"\S+")
+_VERSIONS = ("v1", "v2")
+
+
+# --------------------------------------------------------------------------------------------------
+# Switch-case on text
+# --------------------------------------------------------------------------------------------------
+def switchable(word: str) -> bool:
+    """A word whose first character is a cased letter whose case can be flipped one-for-one."""
+    c = word[:1]
+    return bool(c) and c.lower() != c.upper() and len(c.swapcase()) == 1 and c.swapcase().swapcase() == c
+
+
+def flip(word: str) -> str:
+    return word[0].swapcase() + word[1:]
+
+
+def select(n: int, rng: random.Random, p: float, version: str) -> list[int]:
+    """Indices (sorted) of the items chosen among n: v1 exactly max(1, round(p*n)), v2 each with prob p."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"switch-case probability p must be in [0, 1], got {p}")
+    if version not in _VERSIONS:
+        raise ValueError(f"switch-case version must be one of {list(_VERSIONS)}, got {version!r}")
+    if n == 0:
+        return []
+    if version == "v1":
+        return sorted(rng.sample(range(n), min(n, max(1, round(p * n)))))
+    return [i for i in range(n) if rng.random() < p]
+
+
+def _words(text: str) -> list[re.Match]:
+    return list(_WORD.finditer(text))
+
+
+def _replace_words(text: str, words: Sequence[re.Match], new: dict[int, str]) -> str:
+    out, last = [], 0
+    for i, m in enumerate(words):
+        if i in new:
+            out += [text[last:m.start()], new[i]]
+            last = m.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def switch_case(text: str, rng: random.Random, p: float = 0.05, version: str = "v1") -> str:
+    """Flip the first letter's case of randomly chosen words (see the module docstring for v1/v2)."""
+    words = _words(text)
+    candidates = [i for i, m in enumerate(words) if switchable(m.group())]
+    chosen = [candidates[j] for j in select(len(candidates), rng, p, version)]
+    return _replace_words(text, words, {i: flip(words[i].group()) for i in chosen})
+
+
+register("switch_case", family="cards", needs_parse=False,
+         description="CARDS: flip the case of the first letter of randomly chosen words",
+         p=Param(0.05, "switch probability (CARDS: 0.05 roberta-base, 0.1 roberta-large)"),
+         version=Param("v1", "v1: exactly max(1, round(p*n)) words; v2: each word with probability p",
+                       choices=_VERSIONS))(switch_case)
+
+
+# --------------------------------------------------------------------------------------------------
+# Tokenizer-relative analysis
+# --------------------------------------------------------------------------------------------------
+class WordTokenizer:
+    """A Hugging Face tokenizer applied one word at a time (with a leading space except line-initially),
+    memoised: a corpus has far fewer distinct words than word occurrences."""
+
+    def __init__(self, ref: str, model_mirror: str | None = None):
+        from transformers import AutoTokenizer
+
+        from ..models.backbones import resolve_tokenizer
+
+        self.path = resolve_tokenizer(ref, model_mirror)
+        try:
+            self.tok = AutoTokenizer.from_pretrained(self.path)
+        except OSError as e:
+            raise FileNotFoundError(f"tokenizer {ref!r}: cannot load {self.path} ({e.__class__.__name__})") from e
+        model = json.loads(self.tok.backend_tokenizer.to_str())["model"]
+        self.kind = model["type"]                       # BPE, WordPiece, ...
+        self.byte_level = self.kind == "BPE"
+        self.ranks = ({tuple(m.split(" ") if isinstance(m, str) else m): r for r, m in enumerate(model["merges"])}
+                      if self.kind == "BPE" else {})
+        self.vocab = self.tok.get_vocab()
+        self.tokens = functools.lru_cache(maxsize=1 << 20)(self._tokens)
+
+    def _tokens(self, word: str, initial: bool) -> tuple[str, ...]:
+        text = word if (initial or not self.byte_level) else " " + word
+        return tuple(self.tok.tokenize(text))
+
+    def pieces(self, word: str, initial: bool) -> list[str]:
+        """Pre-tokenized pieces of a word (byte-level strings for BPE), before any merge."""
+        text = word if (initial or not self.byte_level) else " " + word
+        return [s for s, _ in self.tok.backend_tokenizer.pre_tokenizer.pre_tokenize_str(text)]
+
+    def bpe(self, piece: str, rng: random.Random | None = None, dropout: float = 0.0) -> list[str]:
+        """Byte-level BPE of one pre-tokenized piece, merges skipped with probability `dropout`."""
+        symbols = list(piece)
+        while len(symbols) > 1:
+            pairs = [(self.ranks[pair], i) for i, pair in enumerate(zip(symbols, symbols[1:]))
+                     if pair in self.ranks and not (dropout and rng.random() < dropout)]
+            if not pairs:
+                break
+            _, i = min(pairs)
+            symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
+        # a symbol outside the vocabulary (cannot happen with a consistent merges/vocab pair) falls back to bytes
+        return [t for s in symbols for t in ([s] if s in self.vocab else list(s))]
+
+
+@functools.lru_cache(maxsize=8)
+def word_tokenizer(ref: str) -> WordTokenizer:
+    return WordTokenizer(ref)
+
+
+def classify(before: Sequence[str], after: Sequence[str]) -> str:
+    """Table 1's effect of switching one word, from its tokens before and after (module docstring)."""
+    a, b = list(before), list(after)
+    if a == b:
+        return "unchanged"
+    if len(a) == len(b) and a[1:] == b[1:]:
+        return "substitution"
+    if len(b) > len(a) and b[len(b) - len(a) + 1:] == a[1:]:
+        return "division"
+    if len(b) < len(a) and a[len(a) - len(b) + 1:] == b[1:]:
+        return "fusion"
+    return "regrouping"
+
+
+def word_effect(wt: WordTokenizer, word: str, initial: bool) -> str:
+    return classify(wt.tokens(word, initial), wt.tokens(flip(word), initial))
+
+
+CONTEXTS = ("isolated", "sentence")
+
+
+def tokenization_effects(lines: Iterable[str], tokenizer: str, context: str = "isolated") -> dict:
+    """CARDS Table 1 over a corpus: every switchable word occurrence is switched (one at a time) and the
+    effect on its tokenization counted, split by direction. Percentages are of all switched words (the
+    paper's rows sum to 100); switching every word is the expectation of switching a random share of them.
+
+    ``context``: ``isolated`` tokenizes each word alone, without RoBERTa's leading space; ``sentence`` as
+    it occurs in the line (leading space except line-initially). Table 1's examples are isolated
+    tokenizations (' urgency' is one token, 'urgency' is urg-ency; ' Serious' one, 'Serious' Ser-ious), and
+    on wiki1m_head the isolated shares match the paper's closely (division 6.0 vs 6.2 %, fusion 1.9 vs
+    1.8 %, regrouping 1.1 vs 1.2 % for lower-to-upper) while in-sentence ones do not (9.8, 0.14, 0.18 %):
+    `isolated` is the default for the table."""
+    if context not in CONTEXTS:
+        raise ValueError(f"context must be one of {list(CONTEXTS)}, got {context!r}")
+    wt = word_tokenizer(tokenizer)
+    counts: Counter = Counter()
+    n_lines = 0
+    for line in lines:
+        n_lines += 1
+        for j, m in enumerate(_words(line)):
+            w = m.group()
+            if switchable(w):
+                direction = "lower_to_upper" if w[0].islower() else "upper_to_lower"
+                counts[(word_effect(wt, w, context == "isolated" or j == 0), direction)] += 1
+    total = sum(counts.values())
+    cells = {f"{e}/{d}": counts[(e, d)] for e in (*EFFECTS, "unchanged") for d in DIRECTIONS}
+    return {"tokenizer": wt.path, "context": context, "lines": n_lines, "switched_words": total, "counts": cells,
+            "percent": {k: round(100 * v / total, 4) if total else 0.0 for k, v in cells.items()}}
+
+
+# --------------------------------------------------------------------------------------------------
+# Table 5 variants
+# --------------------------------------------------------------------------------------------------
+def encode_tokens(tokens: Sequence[str]) -> str:
+    return TOKENS_PREFIX + " ".join(tokens)
+
+
+def decode_tokens(text: str) -> list[str] | None:
+    """The token sequence of a token-level cache entry, or None for a plain-text entry."""
+    return text[len(TOKENS_PREFIX):].split(" ") if text.startswith(TOKENS_PREFIX) else None
+
+
+def _token_line(wt: WordTokenizer, words: Sequence[re.Match], new: dict[int, list[str]]) -> list[str]:
+    out = []
+    for j, m in enumerate(words):
+        out += new[j] if j in new else list(wt.tokens(m.group(), j == 0))
+    return out
+
+
+def _pick(words: Sequence[re.Match], wt: WordTokenizer, effects: tuple[str, ...], rng, p, version) -> list[int]:
+    candidates = [j for j, m in enumerate(words)
+                  if switchable(m.group()) and word_effect(wt, m.group(), j == 0) in effects]
+    return [candidates[k] for k in select(len(candidates), rng, p, version)]
+
+
+def switch_case_substitution(text: str, rng: random.Random, p: float = 0.05, version: str = "v1",
+                             tokenizer: str = "mirror:roberta-base-tokenizer") -> str:
+    """Switch-case over substitution-type words only (token count unchanged): the words are chosen with
+    the v1/v2 rule among the substitution-type words of the line."""
+    words = _words(text)
+    chosen = _pick(words, word_tokenizer(tokenizer), ("substitution",), rng, p, version)
+    return _replace_words(text, words, {j: flip(words[j].group()) for j in chosen})
+
+
+def _restore_case(wt: WordTokenizer, switched: Sequence[str]) -> list[str]:
+    """The case-switched word's segmentation with the case of its first letter switched back: the token
+    holding that letter is re-spelt (and re-split by the tokenizer if the re-spelt form is not in the
+    vocabulary); the other tokens are kept."""
+    for t, token in enumerate(switched):
+        # byte-level tokens are byte strings in disguise ('Ġ' for a space, 'Ã©' for 'é'): decode first
+        text = wt.tok.convert_tokens_to_string([token]) if wt.byte_level else token
+        if "\ufffd" in text:           # a partial UTF-8 sequence: leave the segmentation as it is
+            return list(switched)
+        k = next((i for i, c in enumerate(text) if c.lower() != c.upper()), None)
+        if k is None:
+            continue
+        text = text[:k] + text[k].swapcase() + text[k + 1:]
+        if wt.byte_level:
+            restored = "".join(s for s, _ in wt.tok.backend_tokenizer.pre_tokenizer.pre_tokenize_str(text))
+            head = [restored] if restored in wt.vocab else wt.bpe(restored)
+        else:
+            head = [text] if text in wt.vocab else list(wt.tok.tokenize(text))
+        return list(switched[:t]) + head + list(switched[t + 1:])
+    return list(switched)
+
+
+def retokenize(text: str, rng: random.Random, p: float = 0.05, version: str = "v1",
+               tokenizer: str = "mirror:roberta-base-tokenizer") -> str:
+    """CARDS re-tokenization: division/regrouping words keep the switched word's segmentation with their
+    original case. Returns the token sequence (`encode_tokens`), or the text when no token changes."""
+    wt = word_tokenizer(tokenizer)
+    words = _words(text)
+    chosen = _pick(words, wt, ("division", "regrouping"), rng, p, version)
+    new = {j: _restore_case(wt, wt.tokens(flip(words[j].group()), j == 0)) for j in chosen}
+    tokens = _token_line(wt, words, new)
+    return text if tokens == _token_line(wt, words, {}) else encode_tokens(tokens)
+
+
+def bpe_dropout(text: str, rng: random.Random, p: float = 0.1,
+                tokenizer: str = "mirror:roberta-base-tokenizer") -> str:
+    """BPE-dropout over every word of the line. Returns the token sequence (`encode_tokens`), or the text
+    when the sampled segmentation equals the plain one."""
+    wt = word_tokenizer(tokenizer)
+    if not wt.byte_level:
+        raise ValueError(f"bpe_dropout needs a BPE tokenizer; {wt.path} is {wt.kind}")
+    words = _words(text)
+    new = {j: [t for piece in wt.pieces(m.group(), j == 0) for t in wt.bpe(piece, rng, p)]
+           for j, m in enumerate(words)}
+    tokens = _token_line(wt, words, new)
+    return text if tokens == _token_line(wt, words, {}) else encode_tokens(tokens)
+
+
+_TOK = Param("mirror:roberta-base-tokenizer", "tokenizer folder, hub id, or mirror:<folder> ($SENTAUG_MODEL_MIRROR)")
+register("switch_case_substitution", family="cards", needs_parse=False,
+         description="CARDS Table 5 'substitution': switch-case only on words whose first token alone changes",
+         p=Param(0.05, "switch probability"), version=Param("v1", "v1 or v2 selection", choices=_VERSIONS),
+         tokenizer=_TOK)(switch_case_substitution)
+register("retokenize", family="cards", needs_parse=False,
+         description="CARDS Table 5 're-tokenization': switched segmentation, original case (token sequence)",
+         p=Param(0.05, "switch probability"), version=Param("v1", "v1 or v2 selection", choices=_VERSIONS),
+         tokenizer=_TOK)(retokenize)
+register("bpe_dropout", family="cards", needs_parse=False,
+         description="CARDS Table 5 'BPE-dropout' (Provilkov et al. 2020): merges skipped with prob p (token sequence)",
+         p=Param(0.1, "merge dropout probability"), tokenizer=_TOK)(bpe_dropout)
+
+
+def tokenization_effects_cli(corpus: str, tokenizer: str, out: str, context: str = "isolated") -> dict:
+    """``sentaug tokenization-effects``: CARDS Table 1 counts over a corpus file (flagged lines skipped)."""
+    from ..data.corpus import read_corpus
+    from ..io import sha256_file, write_json
+
+    lines = [ln.text for ln in read_corpus(corpus) if not ln.flag]
+    result = {**tokenization_effects(lines, tokenizer, context), "corpus": str(corpus), "corpus_sha256": sha256_file(corpus)}
+    write_json(out, result)
+    return result

@@ -1,0 +1,430 @@
+"""GLUE fine-tuning: readers for the official TSVs, the task metrics, and one small fine-tuning loop.
+
+Metrics follow the papers' tables (all x100):
+- CLEAR Table 1 (GLUE's own convention): Matthews correlation for CoLA; mean of Pearson and Spearman for
+  STS-B; mean of accuracy and F1 for MRPC and QQP; mean of matched and mismatched accuracy for MNLI;
+  accuracy for SST-2, QNLI and RTE. This is `score`.
+- CARDS Table 6: Matthews for CoLA, Spearman for STS-B, matched accuracy for MNLI, accuracy for the rest
+  (MRPC and QQP included). This is `score_cards`.
+Every component (accuracy, F1, Pearson, Spearman, per MNLI split) is recorded too. The metrics are written
+out from their definitions (no scikit-learn), so the tests can check them against scikit-learn and scipy.
+
+The model is the encoder (AutoModel), a sentence pooler (`models.poolers`) over the pair encoded as one
+sequence, dropout and a linear head (one output for STS-B regression, else one per class), trained with
+AdamW and a linear schedule with warm-up. Optionally R-drop (Liang et al. 2021), as CARDS Table 6 uses it:
+each batch is encoded twice with different dropout masks, the task loss is averaged over both passes and
+`alpha * 0.5 * (KL(p1||p2) + KL(p2||p1))` is added (MSE between the two outputs for regression, as R-drop
+does for STS-B). With `switch_case > 0` the second pass sees a switch-cased copy of the input (CARDS: the
+first letter of each word flips case with probability p), the first pass the original.
+
+Data: `<data>/glue/<TASK>/{train,dev}.tsv` (MNLI: `dev_matched.tsv`, `dev_mismatched.tsv`), the layout of
+GLUE's `download_glue_data.py`. Only dev files are available offline; `train_on_dev=True` fine-tunes on the
+dev split itself, for smoke tests only (the output says so, and its numbers mean nothing).
+"""
+from __future__ import annotations
+
+import math
+import os
+import random
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class GlueTask:
+    folder: str                       # folder under <data>/glue/
+    text_columns: tuple               # header names of the sentence column(s)
+    label_column: str
+    labels: tuple | None              # class names in label order; None = regression
+    eval_splits: tuple = ("dev",)
+    header: bool = True
+    positional: dict | None = None    # for header-less files: column name -> index
+
+
+TASKS: dict[str, GlueTask] = {
+    # CoLA has no header: source, label, original label (empty), sentence.
+    "CoLA": GlueTask("CoLA", ("sentence",), "label", ("0", "1"), header=False,
+                     positional={"label": 1, "sentence": 3}),
+    "SST-2": GlueTask("SST-2", ("sentence",), "label", ("0", "1")),
+    "MRPC": GlueTask("MRPC", ("#1 String", "#2 String"), "Quality", ("0", "1")),
+    "RTE": GlueTask("RTE", ("sentence1", "sentence2"), "label", ("entailment", "not_entailment")),
+    "STS-B": GlueTask("STS-B", ("sentence1", "sentence2"), "score", None),
+    "QQP": GlueTask("QQP", ("question1", "question2"), "is_duplicate", ("0", "1")),
+    "QNLI": GlueTask("QNLI", ("question", "sentence"), "label", ("entailment", "not_entailment")),
+    "MNLI": GlueTask("MNLI", ("sentence1", "sentence2"), "gold_label", ("contradiction", "entailment", "neutral"),
+                     eval_splits=("dev_matched", "dev_mismatched")),
+}
+ALIASES = {"SST": "SST-2", "SST2": "SST-2", "STS": "STS-B", "STSB": "STS-B"}
+
+
+def task_spec(task: str) -> GlueTask:
+    name = ALIASES.get(task, task)
+    if name not in TASKS:
+        raise ValueError(f"unknown GLUE task {task!r}; choose from {', '.join(TASKS)}")
+    return TASKS[name]
+
+
+class GlueSplit(NamedTuple):
+    text_a: list[str]
+    text_b: list[str] | None
+    labels: np.ndarray  # int64 class ids, or float64 scores for STS-B
+
+
+def split_path(data_dir: str | os.PathLike, task: str, split: str) -> Path:
+    return Path(data_dir) / "glue" / task_spec(task).folder / f"{split}.tsv"
+
+
+def read_glue(data_dir: str | os.PathLike, task: str, split: str) -> GlueSplit:
+    """One split of one task. Fields are split on tabs with no quoting (GLUE's texts contain bare quotes);
+    a UTF-8 BOM (MRPC) is ignored. QQP's train file has a few rows with missing fields: they are skipped, as
+    GLUE's reference processors do; anywhere else a short row is an error naming the file and line."""
+    spec, path = task_spec(task), split_path(data_dir, task, split)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: GLUE {task} {split} split not found")
+    with open(path, encoding="utf-8-sig") as f:  # universal newlines; -sig drops MRPC's BOM
+        lines = f.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if spec.header:
+        if not lines:
+            raise ValueError(f"{path}: empty file (expected a header line)")
+        header = lines[0].split("\t")
+        missing = [c for c in (*spec.text_columns, spec.label_column) if c not in header]
+        if missing:
+            raise ValueError(f"{path}: header lacks column(s) {', '.join(missing)} (has: {', '.join(header)})")
+        cols = {c: header.index(c) for c in (*spec.text_columns, spec.label_column)}
+        body, first = lines[1:], 2
+    else:
+        cols, body, first = spec.positional, lines, 1
+    need = max(cols.values()) + 1
+    texts = [[] for _ in spec.text_columns]
+    labels = []
+    for lineno, line in enumerate(body, start=first):
+        fields = line.split("\t")
+        if len(fields) < need:
+            if spec.folder == "QQP":
+                continue
+            raise ValueError(f"{path}:{lineno}: {len(fields)} tab-separated fields, expected at least {need}")
+        raw = fields[cols[spec.label_column]].strip()
+        if spec.labels is None:
+            try:
+                value = float(raw)
+            except ValueError:
+                raise ValueError(f"{path}:{lineno}: score {raw!r} is not a number") from None
+        else:
+            if raw not in spec.labels:
+                raise ValueError(f"{path}:{lineno}: label {raw!r} is not one of {', '.join(spec.labels)}")
+            value = spec.labels.index(raw)
+        labels.append(value)
+        for t, c in zip(texts, spec.text_columns):
+            t.append(fields[cols[c]])
+    if not labels:
+        raise ValueError(f"{path}: no examples")
+    dtype = np.float64 if spec.labels is None else np.int64
+    return GlueSplit(texts[0], texts[1] if len(texts) > 1 else None, np.asarray(labels, dtype=dtype))
+
+
+# ----------------------------------------------------------------------------------------------- metrics
+
+def accuracy(preds, labels) -> float:
+    preds, labels = np.asarray(preds), np.asarray(labels)
+    return float(np.mean(preds == labels))
+
+
+def binary_f1(preds, labels) -> float:
+    """F1 of the positive class (label 1), 0 when there are no true positives (scikit-learn's convention)."""
+    preds, labels = np.asarray(preds), np.asarray(labels)
+    tp = float(np.sum((preds == 1) & (labels == 1)))
+    fp = float(np.sum((preds == 1) & (labels != 1)))
+    fn = float(np.sum((preds != 1) & (labels == 1)))
+    return 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn)
+
+
+def matthews(preds, labels) -> float:
+    """Matthews correlation of two binary labelings; 0 when a marginal is constant (as scikit-learn)."""
+    preds, labels = np.asarray(preds), np.asarray(labels)
+    tp = float(np.sum((preds == 1) & (labels == 1)))
+    tn = float(np.sum((preds != 1) & (labels != 1)))
+    fp = float(np.sum((preds == 1) & (labels != 1)))
+    fn = float(np.sum((preds != 1) & (labels == 1)))
+    denom = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+    return 0.0 if denom == 0 else (tp * tn - fp * fn) / denom
+
+
+def _rank(x: np.ndarray) -> np.ndarray:
+    """Average ranks (ties share the mean of their positions), 1-based."""
+    order = np.argsort(x, kind="mergesort")
+    ranks = np.empty(len(x), dtype=np.float64)
+    sx = x[order]
+    i = 0
+    while i < len(x):
+        j = i
+        while j + 1 < len(x) and sx[j + 1] == sx[i]:
+            j += 1
+        ranks[order[i:j + 1]] = (i + j) / 2.0 + 1.0
+        i = j + 1
+    return ranks
+
+
+def pearson(x, y) -> float:
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    xc, yc = x - x.mean(), y - y.mean()
+    denom = math.sqrt(float(xc @ xc) * float(yc @ yc))
+    return float("nan") if denom == 0 else float(xc @ yc) / denom
+
+
+def spearman(x, y) -> float:
+    return pearson(_rank(np.asarray(x, dtype=np.float64)), _rank(np.asarray(y, dtype=np.float64)))
+
+
+def glue_metric(task: str, preds, labels) -> dict[str, float]:
+    """Metrics of one evaluation split (x100). `score` is CLEAR Table 1's number for the split, `score_cards`
+    CARDS Table 6's. For MNLI this is one split's accuracy; `combine_splits` averages matched/mismatched."""
+    spec = task_spec(task)
+    name = ALIASES.get(task, task)
+    preds, labels = np.asarray(preds), np.asarray(labels)
+    if preds.shape != labels.shape:
+        raise ValueError(f"{name}: {preds.shape[0] if preds.ndim else 0} predictions for {len(labels)} labels")
+    if spec.labels is None:
+        p, s = 100 * pearson(preds, labels), 100 * spearman(preds, labels)
+        return {"pearson": p, "spearman": s, "score": (p + s) / 2, "score_cards": s}
+    acc = 100 * accuracy(preds, labels)
+    if name == "CoLA":
+        mcc = 100 * matthews(preds, labels)
+        return {"matthews": mcc, "accuracy": acc, "score": mcc, "score_cards": mcc}
+    if name in ("MRPC", "QQP"):
+        f1 = 100 * binary_f1(preds, labels)
+        return {"accuracy": acc, "f1": f1, "score": (acc + f1) / 2, "score_cards": acc}
+    return {"accuracy": acc, "score": acc, "score_cards": acc}
+
+
+def combine_splits(task: str, per_split: dict[str, dict]) -> dict:
+    """A task's reported numbers from its evaluation splits (only MNLI has two: CLEAR averages them,
+    CARDS reports matched)."""
+    spec = task_spec(task)
+    if len(spec.eval_splits) == 1:
+        return dict(per_split[spec.eval_splits[0]])
+    m, mm = (per_split[s]["accuracy"] for s in spec.eval_splits)
+    return {"accuracy_matched": m, "accuracy_mismatched": mm, "score": (m + mm) / 2, "score_cards": m}
+
+
+# ----------------------------------------------------------------------------------------- augmentation
+
+def switch_case(text: str, p: float, rng: random.Random) -> str:
+    """CARDS' switch-case: the first letter of each whitespace-separated word flips case with probability
+    `p` (words that do not start with a cased letter are left alone; the draw is made for every word, so a
+    seed gives the same output whatever the text)."""
+    words = text.split(" ")
+    out = []
+    for w in words:
+        flip = rng.random() < p
+        if flip and w and w[0].swapcase() != w[0]:
+            w = w[0].swapcase() + w[1:]
+        out.append(w)
+    return " ".join(out)
+
+
+def symmetric_kl(logits1, logits2):
+    """0.5 * (KL(p1||p2) + KL(p2||p1)) with p = softmax(logits), summed over classes, averaged over rows."""
+    import torch.nn.functional as F
+
+    lp1, lp2 = F.log_softmax(logits1, dim=-1), F.log_softmax(logits2, dim=-1)
+    kl12 = (lp1.exp() * (lp1 - lp2)).sum(-1)
+    kl21 = (lp2.exp() * (lp2 - lp1)).sum(-1)
+    return 0.5 * (kl12 + kl21).mean()
+
+
+# -------------------------------------------------------------------------------------------- training
+
+@dataclass
+class FinetuneConfig:
+    learning_rate: float = 2e-5
+    batch_size: int = 32
+    epochs: float = 3.0
+    max_steps: int | None = None       # overrides epochs
+    warmup_ratio: float = 0.06
+    weight_decay: float = 0.01
+    max_seq_length: int = 128
+    rdrop: float = 0.0                  # alpha of the R-drop term; 0 = off
+    switch_case: float = 0.0            # p of switch-case on the second R-drop pass
+    seed: int = 42
+    eval_batch_size: int = 128
+
+
+def _build_head(backbone, num_outputs: int):
+    import torch
+    from torch import nn
+
+    dropout = getattr(backbone.config, "hidden_dropout_prob", 0.1)
+    return nn.Sequential(nn.Dropout(dropout), nn.Linear(backbone.config.hidden_size, num_outputs)).to(
+        next(backbone.parameters()).device, dtype=torch.float32)
+
+
+def _forward(backbone, head, pooler: str, enc):
+    from ..models.poolers import NEEDS_HIDDEN_STATES, pool
+
+    out = backbone(**enc, output_hidden_states=pooler in NEEDS_HIDDEN_STATES, return_dict=True)
+    return head(pool(pooler, out, enc["attention_mask"]))
+
+
+def _encode(tokenizer, a, b, max_len, device):
+    return tokenizer(list(a), list(b) if b is not None else None, padding=True, truncation=True,
+                     max_length=max_len, return_tensors="pt").to(device)
+
+
+def predict(backbone, head, tokenizer, split: GlueSplit, pooler: str, regression: bool, batch_size: int = 128,
+            max_seq_length: int = 128) -> np.ndarray:
+    """Class ids (argmax) or regression outputs for every example of `split`, in order, in eval mode."""
+    import torch
+
+    device = next(backbone.parameters()).device
+    backbone.eval(), head.eval()
+    out = []
+    with torch.inference_mode():
+        for s in range(0, len(split.labels), batch_size):
+            b = split.text_b[s:s + batch_size] if split.text_b is not None else None
+            enc = _encode(tokenizer, split.text_a[s:s + batch_size], b, max_seq_length, device)
+            logits = _forward(backbone, head, pooler, enc).float()
+            out.append(logits[:, 0].cpu().numpy() if regression else logits.argmax(-1).cpu().numpy())
+    return np.concatenate(out) if out else np.zeros(0)
+
+
+def finetune_task(model_path: str, task: str, train: GlueSplit, evals: dict[str, GlueSplit], pooler: str,
+                  cfg: FinetuneConfig, device=None, progress: bool = True) -> dict:
+    """Fine-tune a fresh copy of the encoder on `train`, then score each split of `evals`."""
+    import torch
+    import torch.nn.functional as F
+    from transformers import get_linear_schedule_with_warmup
+
+    from ..models.encoder import load_pretrained
+
+    spec = task_spec(task)
+    regression = spec.labels is None
+    torch.manual_seed(cfg.seed)
+    backbone, tokenizer = load_pretrained(model_path, device)
+    dev = next(backbone.parameters()).device
+    if cfg.switch_case > 0 and tokenizer("Word")["input_ids"] == tokenizer("word")["input_ids"]:
+        warnings.warn(f"{model_path}: the tokenizer ignores case, so switch-case changes nothing (as CARDS notes "
+                      f"for uncased BERT)")
+    torch.use_deterministic_algorithms(dev.type == "cpu", warn_only=True)
+    torch.manual_seed(cfg.seed)  # the head's initialisation depends on the seed only
+    head = _build_head(backbone, 1 if regression else len(spec.labels))
+    n = len(train.labels)
+    steps_per_epoch = math.ceil(n / cfg.batch_size)
+    total = cfg.max_steps if cfg.max_steps else max(1, math.ceil(cfg.epochs * steps_per_epoch))
+    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
+    params = [(k, p) for k, p in [*backbone.named_parameters(), *(("head." + k, p) for k, p in head.named_parameters())]]
+    groups = [{"params": [p for k, p in params if not k.endswith(no_decay)], "weight_decay": cfg.weight_decay},
+              {"params": [p for k, p in params if k.endswith(no_decay)], "weight_decay": 0.0}]
+    optimizer = torch.optim.AdamW(groups, lr=cfg.learning_rate)
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * total), total)
+    labels_t = torch.as_tensor(train.labels, dtype=torch.float32 if regression else torch.long)
+    case_rng = random.Random(cfg.seed)
+
+    def task_loss(out, y):
+        return F.mse_loss(out[:, 0], y) if regression else F.cross_entropy(out, y)
+
+    backbone.train(), head.train()
+    losses = []
+    bar = range(total)
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(bar, desc=f"glue {spec.folder}", unit="step")
+    for step in bar:
+        epoch, pos = divmod(step, steps_per_epoch)
+        order = torch.randperm(n, generator=torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch))
+        idx = order[pos * cfg.batch_size:(pos + 1) * cfg.batch_size].tolist()
+        a = [train.text_a[i] for i in idx]
+        b = [train.text_b[i] for i in idx] if train.text_b is not None else None
+        y = labels_t[idx].to(dev)
+        out1 = _forward(backbone, head, pooler, _encode(tokenizer, a, b, cfg.max_seq_length, dev)).float()
+        loss = task_loss(out1, y)
+        if cfg.rdrop > 0:
+            if cfg.switch_case > 0:
+                a = [switch_case(t, cfg.switch_case, case_rng) for t in a]
+                b = [switch_case(t, cfg.switch_case, case_rng) for t in b] if b is not None else None
+            out2 = _forward(backbone, head, pooler, _encode(tokenizer, a, b, cfg.max_seq_length, dev)).float()
+            reg = F.mse_loss(out1[:, 0], out2[:, 0]) if regression else symmetric_kl(out1, out2)
+            loss = 0.5 * (loss + task_loss(out2, y)) + cfg.rdrop * reg
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_([p for _, p in params], 1.0)
+        optimizer.step()
+        scheduler.step()
+        losses.append(float(loss.detach()))
+        if progress:
+            bar.set_postfix(loss=f"{losses[-1]:.4f}")
+    per_split = {}
+    for name, split in evals.items():
+        preds = predict(backbone, head, tokenizer, split, pooler, regression, cfg.eval_batch_size,
+                        cfg.max_seq_length)
+        per_split[name] = glue_metric(task, preds, split.labels)
+    result = combine_splits(task, per_split)
+    result.update({"splits": per_split, "n_train": n, "n_eval": {k: len(v.labels) for k, v in evals.items()},
+                   "steps": total, "first_loss": losses[0], "last_loss": losses[-1],
+                   "mean_loss_last_10": float(np.mean(losses[-10:]))})
+    return result
+
+
+def load_task_data(data_dir, task: str, train_on_dev: bool = False) -> tuple[GlueSplit, dict[str, GlueSplit], str]:
+    """(train, {eval split: data}, name of the split trained on). Fails before any model loads."""
+    spec = task_spec(task)
+    evals = {s: read_glue(data_dir, task, s) for s in spec.eval_splits}
+    train_file = split_path(data_dir, task, "train")
+    if train_file.is_file():
+        return read_glue(data_dir, task, "train"), evals, "train"
+    if not train_on_dev:
+        raise FileNotFoundError(f"{train_file}: GLUE {task} training split not found (place GLUE's train.tsv "
+                                f"there, see the glue entry of sources.yaml; or pass --train-on-dev for a smoke test)")
+    first = spec.eval_splits[0]
+    return evals[first], evals, first
+
+
+def evaluate_glue_cli(model, pooler, data, out, tasks=None, max_steps=None, rdrop=0.0, switch_case_p=0.0,
+                      train_on_dev=False, seed=42, learning_rate=2e-5, batch_size=32, epochs=3.0,
+                      max_seq_length=128, eval_batch_size=128, device=None, scale=None) -> dict:
+    """`sentaug evaluate glue`: read every task's data first (fail fast), fine-tune each task, write one JSON."""
+    import torch
+    import transformers
+
+    import sentaug
+
+    from ..io import write_json
+
+    names = [ALIASES.get(t, t) for t in (tasks or list(TASKS))]
+    for t in names:
+        task_spec(t)
+    if switch_case_p and not rdrop:
+        raise ValueError("--switch-case applies to the second R-drop pass: give --rdrop ALPHA > 0 as well")
+    data_by_task = {t: load_task_data(data, t, train_on_dev) for t in names}
+    cfg = FinetuneConfig(learning_rate=learning_rate, batch_size=batch_size, epochs=epochs, max_steps=max_steps,
+                         max_seq_length=max_seq_length, rdrop=rdrop, switch_case=switch_case_p, seed=seed,
+                         eval_batch_size=eval_batch_size)
+    start = time.perf_counter()
+    results = {}
+    for t in names:
+        train, evals, trained_on = data_by_task[t]
+        if trained_on != "train":
+            warnings.warn(f"GLUE {t}: fine-tuning on the {trained_on} split (--train-on-dev): smoke test only")
+        t0 = time.perf_counter()
+        res = finetune_task(model, t, train, evals, pooler, cfg, device=device)
+        res.update({"train_split": trained_on, "seconds": round(time.perf_counter() - t0, 2)})
+        results[t] = res
+        print(f"{t}: {res['score']:.2f} (CLEAR convention), {res['score_cards']:.2f} (CARDS convention)")
+    record = {"model": str(model), "pooler": pooler, "data": str(data), "scale": scale,
+              "train_on_dev": bool(train_on_dev), "config": cfg.__dict__,
+              **{t: {"score": r["score"], "score_cards": r["score_cards"]} for t, r in results.items()},
+              "avg": float(np.mean([r["score"] for r in results.values()])),
+              "avg_cards": float(np.mean([r["score_cards"] for r in results.values()])),
+              "seconds": round(time.perf_counter() - start, 2),
+              "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
+                           "sentaug": sentaug.__version__},
+              "details": results}
+    write_json(out, record)
+    return record

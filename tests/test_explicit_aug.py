@@ -1,0 +1,82 @@
+"""VaSCL's explicit augmentations through nlpaug: strength, determinism from the line's rng, errors."""
+import random
+
+import pytest
+
+from sentaug.augment import explicit
+
+WORDS = [f"token{chr(97 + i)}" for i in range(20)]
+TEXT = " ".join(WORDS)
+
+
+@pytest.mark.parametrize("p,deleted", [(0.05, 1), (0.1, 2), (0.2, 4)])
+def test_wdel_deletes_ceil_p_n_words(p, deleted):
+    out = explicit.vascl_wdel(TEXT, random.Random(0), p=p).split()
+    assert len(out) == 20 - deleted                            # nlpaug: ceil(aug_p * n), at least 1
+    it = iter(WORDS)
+    assert all(w in it for w in out)
+
+
+def test_wdel_is_deterministic_from_the_line_rng_whatever_the_global_state():
+    random.seed(123)
+    a = explicit.vascl_wdel(TEXT, random.Random("5:3"), p=0.2)
+    random.seed(999)
+    import numpy as np
+    np.random.seed(7)
+    assert explicit.vascl_wdel(TEXT, random.Random("5:3"), p=0.2) == a
+    outs = {explicit.vascl_wdel(TEXT, random.Random(f"{s}:3"), p=0.2) for s in range(6)}
+    assert len(outs) > 1                                       # seeds differ
+
+
+def test_ctxt_needs_an_existing_masked_lm(tmp_path):
+    with pytest.raises(FileNotFoundError, match="masked LM folder"):
+        explicit.vascl_ctxt(TEXT, random.Random(0), model=str(tmp_path / "absent"))
+    with pytest.raises(ValueError, match="needs --param model"):
+        explicit.vascl_ctxt(TEXT, random.Random(0), model="")
+
+
+def test_ctxt_substitutes_with_a_tiny_masked_lm(tmp_path, minilm_path):
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+
+    tok = AutoTokenizer.from_pretrained(minilm_path)
+    torch.manual_seed(0)
+    BertForMaskedLM(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                               intermediate_size=64)).save_pretrained(tmp_path / "mlm")
+    tok.save_pretrained(tmp_path / "mlm")
+    text = "the river flows north past the old mill and the quiet town in the valley below"
+    a = explicit.vascl_ctxt(text, random.Random(1), p=0.2, model=str(tmp_path / "mlm"))
+    assert a == explicit.vascl_ctxt(text, random.Random(1), p=0.2, model=str(tmp_path / "mlm"))
+    changed = sum(x != y for x, y in zip(text.split(), a.split()))
+    assert len(a.split()) == len(text.split()) and 1 <= changed <= 4   # ceil(0.2 * 16) = 4 substitutions
+
+
+def test_wnet_substitutes_wordnet_synonyms_deterministically():
+    wn = pytest.importorskip("sentaug.augment.wordnet")
+    try:
+        wn.wordnet()
+    except FileNotFoundError:
+        pytest.skip("WordNet not installed (scripts/setup_wordnet.sh)")
+    text = "the big dog runs quickly across the wide green field"
+    a = explicit.vascl_wnet(text, random.Random(2), p=0.2)
+    assert a == explicit.vascl_wnet(text, random.Random(2), p=0.2)
+    assert a != text
+
+
+def test_cache_is_the_same_for_any_worker_count(tmp_path):
+    """nlpaug draws from global generators; seeding them per line keeps caches worker-independent (the
+    corpus spans two CHUNKs, so two processes each build one half)."""
+    import pandas as pd
+
+    from sentaug.augment.cache import build_cache, line_rng
+    from sentaug.augment.parse import CHUNK
+
+    lines = [f"line {i} has a few more words in it" for i in range(CHUNK + 50)]
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(lines) + "\n")
+    build_cache("vascl_wdel", corpus, tmp_path / "w1.parquet", seed=4, params={"p": 0.2}, workers=1)
+    build_cache("vascl_wdel", corpus, tmp_path / "w2.parquet", seed=4, params={"p": 0.2}, workers=2)
+    one, two = pd.read_parquet(tmp_path / "w1.parquet"), pd.read_parquet(tmp_path / "w2.parquet")
+    assert one["augmented"].tolist() == two["augmented"].tolist()
+    for i in (0, CHUNK, CHUNK + 7):    # first lines of each chunk (where a worker builds its augmenter), by hand
+        assert two["augmented"][i] == explicit.vascl_wdel(lines[i], line_rng(4, i), p=0.2)
