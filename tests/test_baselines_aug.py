@@ -61,12 +61,7 @@ def test_one_word_lines_are_left_alone():
         assert fn("solo", random.Random(0)) == "solo"
 
 
-def test_synonym_replacement_edits_ten_percent():
-    wn = pytest.importorskip("sentaug.augment.wordnet")
-    try:
-        wn.wordnet()
-    except FileNotFoundError:
-        pytest.skip("WordNet not installed (scripts/setup_wordnet.sh)")
+def test_synonym_replacement_edits_ten_percent(wn):
     words = "car house dog quick happy run big small river road".split()
     out = baselines.synonym_replacement(" ".join(words), random.Random(0)).split()
     changed = [(a, b) for a, b in zip(words, out) if a != b]

@@ -85,12 +85,7 @@ def test_deterministic_per_seed_and_seeds_differ():
     assert a != clear.clear_del_word(TEXT, random.Random("2:0"))
 
 
-def test_substitution_replaces_30_percent_with_wordnet_synonyms():
-    wn = pytest.importorskip("sentaug.augment.wordnet")
-    try:
-        wn.wordnet()
-    except FileNotFoundError:
-        pytest.skip("WordNet not installed (scripts/setup_wordnet.sh)")
+def test_substitution_replaces_30_percent_with_wordnet_synonyms(wn):
     words = "car house dog quick happy run big small river road".split()
     out = clear.clear_subs(" ".join(words), random.Random(0)).split()
     changed = [(a, b) for a, b in zip(words, out) if a != b]

@@ -51,12 +51,7 @@ def test_ctxt_substitutes_with_a_tiny_masked_lm(tmp_path, minilm_path):
     assert len(a.split()) == len(text.split()) and 1 <= changed <= 4   # ceil(0.2 * 16) = 4 substitutions
 
 
-def test_wnet_substitutes_wordnet_synonyms_deterministically():
-    wn = pytest.importorskip("sentaug.augment.wordnet")
-    try:
-        wn.wordnet()
-    except FileNotFoundError:
-        pytest.skip("WordNet not installed (scripts/setup_wordnet.sh)")
+def test_wnet_substitutes_wordnet_synonyms_deterministically(wn):
     text = "the big dog runs quickly across the wide green field"
     a = explicit.vascl_wnet(text, random.Random(2), p=0.2)
     assert a == explicit.vascl_wnet(text, random.Random(2), p=0.2)

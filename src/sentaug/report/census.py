@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import atomic_path, read_json, write_json
+from ..io import read_json, write_json
 
 COLUMNS = [("share_changed", "Changed \\%"), ("mean_token_edit_distance", "Edit dist."),
            ("mean_length_change", "$\\Delta$ words"), ("mean_length_change_tokens", "$\\Delta$ tokens"),
@@ -141,18 +141,12 @@ def render_tex(records: list[dict], scale: str, meta: dict) -> str:
 
 def render_census(inputs: str, out: str | os.PathLike, scale: str) -> list[dict]:
     """CLI entry: `inputs` is JSON {"rows": {name: {"stats": f, "embedding": f}}, "meta": {...}}."""
-    import pandas as pd
+    from .tables import write_table
 
     spec = json.loads(inputs)
     records = census_records(spec["rows"])
     meta = dict(spec.get("meta", {}))
     meta.setdefault("n_cosine", max((r["n_cosine"] for r in records), default=0))
-    out = Path(out)
-    frame = pd.DataFrame(records)
-    frame.insert(0, "scale", scale)
-    with atomic_path(out.with_suffix(".csv")) as tmp:
-        frame.to_csv(tmp, index=False)
-    with atomic_path(out) as tmp:
-        tmp.write_text(render_tex(records, scale, meta), encoding="utf-8")
+    frame = write_table(out, records, scale, render_tex(records, scale, meta))
     print(frame[["augmentation", "share_changed", "mean_token_edit_distance", "cosine"]].to_string(index=False))
     return records

@@ -105,20 +105,26 @@ def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, me
     return "\n".join(lines) + "\n"
 
 
-def render_table(paper_file: str, table: str, inputs: str, out: str, scale: str) -> None:
-    """CLI entry: `inputs` is a JSON object {"rows": {"<row index>": [result files]}, "meta": {...}}."""
+def write_table(out: str | Path, records: list[dict], scale: str, tex: str):
+    """Write `out` (.tex) and the records as a .csv beside it (with their scale), both atomically."""
     import pandas as pd
 
-    paper = load_yaml(paper_file)
-    if table not in paper.get("tables", {}):
-        raise ValueError(f"{paper_file}: no table '{table}'")
-    spec = json.loads(inputs)
-    records = table_rows(paper, table, spec["rows"])
     out = Path(out)
     frame = pd.DataFrame(records)
     frame.insert(0, "scale", scale)
     with atomic_path(out.with_suffix(".csv")) as tmp:
         frame.to_csv(tmp, index=False)
     with atomic_path(out) as tmp:
-        tmp.write_text(render_tex(paper, table, records, scale, spec.get("meta", {})), encoding="utf-8")
+        tmp.write_text(tex, encoding="utf-8")
+    return frame
+
+
+def render_table(paper_file: str, table: str, inputs: str, out: str, scale: str) -> None:
+    """CLI entry: `inputs` is a JSON object {"rows": {"<row index>": [result files]}, "meta": {...}}."""
+    paper = load_yaml(paper_file)
+    if table not in paper.get("tables", {}):
+        raise ValueError(f"{paper_file}: no table '{table}'")
+    spec = json.loads(inputs)
+    records = table_rows(paper, table, spec["rows"])
+    frame = write_table(out, records, scale, render_tex(paper, table, records, scale, spec.get("meta", {})))
     print(frame.pivot_table(index="row", columns="column", values="reproduced", sort=False).to_string())
