@@ -20,10 +20,10 @@ rule parse:
 
 
 def _resolve_param(value):
-    """`backbone:<paper backbone>` in an augmentation's parameters stands for the scale's stand-in backbone
-    folder (a tokenizer or a masked LM, e.g. CARDS's RoBERTa tokenizer, VaSCL's CTxt model)."""
+    """`backbone:<paper backbone>` (or `backbone:masked_lm`) in an augmentation's parameters stands for a
+    backbone folder of this scale (CARDS's RoBERTa tokenizer, VaSCL's CTxt model; `sc.augmentation_backbone`)."""
     if isinstance(value, str) and value.startswith("backbone:"):
-        return backbone_dir(sc.stand_in(config, value.split(":", 1)[1]))
+        return backbone_dir(sc.augmentation_backbone(config, value))
     return value
 
 

@@ -103,6 +103,7 @@ def test_rule_outputs(nlp, wn, name, text, expected):
     ("CityNamesTransformation", "Birds fly south."),
     ("GeoNamesTransformation", "Birds fly south."),
     ("DiscourseMarkerSubstitution", "Birds fly south."),
+    ("DiscourseMarkerSubstitution", "He walked instead."),     # 'instead' is alone in its PDTB sense
     ("NumericToWord", "Birds fly south."),
     ("GenderSwap", "Birds fly south."),
     ("AntonymSubstitute", "Birds fly south."),
@@ -241,6 +242,50 @@ def test_contextual_word_augmentation(tiny_mlm):
         diff = [(a, b) for a, b in zip(text.split(), o.split()) if a != b]
         assert 1 <= len(diff) <= 3 and len(o.split()) == 9     # int(0.3 * 9) = 2 words, at least 1 changed
         assert all(b.strip(".").lower() in vocab for _, b in diff)
+
+
+def test_contextual_word_batch_equals_one_line_at_a_time(tiny_mlm):
+    """With top_k=1 and every content word masked, nothing is random: a padded batch must give each line
+    what it gives alone, and the first substitution is the full model's argmax at the mask."""
+    import torch
+    from transformers import AutoModelForMaskedLM
+
+    path, tok = tiny_mlm
+    aug = registry.get("RandomContextualWordAugmentation")
+    lines = ["Quiet rivers flow north.", "The old mill stands near seven tall green hills by the town."]
+    kw = dict(model=path, top_k=1, aug_p=1.0, aug_max=100)
+    both = aug.fn(lines, random.Random(0), **kw)
+    assert both == [aug.fn([ln], random.Random(5), **kw)[0] for ln in lines]
+    net = AutoModelForMaskedLM.from_pretrained(path).eval()
+    enc = tok(f"{tok.mask_token} rivers flow north.", return_tensors="pt")
+    with torch.no_grad():
+        logits = net(**enc).logits[0, 1]
+    vocab_inv = {i: w for w, i in tok.get_vocab().items()}
+    first = next(vocab_inv[i] for i in logits.argsort(descending=True).tolist()
+                 if vocab_inv[i].isalpha() and vocab_inv[i] != "quiet")
+    assert both[0].split()[0] == first.capitalize()
+
+
+def test_batched_cache_is_the_same_for_any_worker_count(tiny_mlm, tmp_path, monkeypatch):
+    """Batched augmentations draw from one generator per fixed chunk: caches do not depend on workers."""
+    import pandas as pd
+
+    from sentaug.augment import parse
+    from sentaug.augment.cache import build_cache
+
+    monkeypatch.setattr(parse, "CHUNK", 3)
+    path, _ = tiny_mlm
+    lines = [f"Line number {w} has several more words in it" for w in "one two three four five six seven".split()]
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(lines) + "\n")
+    frames = []
+    for w in (1, 2):
+        build_cache("RandomContextualWordAugmentation", corpus, tmp_path / f"w{w}.parquet", seed=4,
+                    params={"model": path}, workers=w)
+        frames.append(pd.read_parquet(tmp_path / f"w{w}.parquet")["augmented"].tolist())
+    assert frames[0] == frames[1]
+    aug = registry.get("RandomContextualWordAugmentation")
+    assert frames[0][3:6] == aug.fn(lines[3:6], random.Random("4:chunk3"), model=path)    # the second chunk
 
 
 @pytest.mark.parametrize("name", ["RandomContextualWordAugmentation", "DiverseParaphrase", "Casual2Formal"])

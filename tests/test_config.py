@@ -45,6 +45,19 @@ def test_cross_references_are_checked(cfg):
         sc.validate(bad)
 
 
+def test_augmentation_backbone_parameters_resolve_per_scale(cfg):
+    # shipped: demo/small use the random tiny-bert as masked LM, paper scale bert-base-uncased itself
+    assert [sc.augmentation_backbone(cfg, "backbone:masked_lm", s) for s in ("demo", "small", "paper")] == \
+        ["tiny-bert", "tiny-bert", "bert-base-uncased"]
+    assert sc.augmentation_backbone(cfg, "backbone:roberta-base", "small") == "tiny-roberta-bpe"
+    assert sc.augmentation_backbone(cfg, "backbone:roberta-base", "paper") == "roberta-base"
+    del cfg["scales"]["small"]["masked_lm"]          # not given: the bert-base-uncased stand-in
+    assert sc.augmentation_backbone(cfg, "backbone:masked_lm", "small") == "minilm"
+    cfg["scales"]["demo"]["masked_lm"] = "tiny-brt"
+    with pytest.raises(sc.ConfigError, match=r"scales\.demo\.masked_lm.*tiny-brt"):
+        sc.check_references(cfg)
+
+
 def test_train_spec_precedence(cfg):
     paper = {"recipes": {"roberta-base": {"batch_size": 64, "learning_rate": 1.0e-5, "eval_steps": 250}}}
     # paper scale: defaults < scale < backbone recipe (SimCSE: 512 / 1e-5) < paper recipe (SDA: 64 / 1e-5)

@@ -35,20 +35,50 @@ def test_ctxt_needs_an_existing_masked_lm(tmp_path):
         explicit.vascl_ctxt(TEXT, random.Random(0), model="")
 
 
-def test_ctxt_substitutes_with_a_tiny_masked_lm(tmp_path, minilm_path):
+@pytest.fixture(scope="module")
+def tiny_mlm(tmp_path_factory, minilm_path):
     import torch
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
+    out = tmp_path_factory.mktemp("mlm")
     tok = AutoTokenizer.from_pretrained(minilm_path)
     torch.manual_seed(0)
     BertForMaskedLM(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                               intermediate_size=64)).save_pretrained(tmp_path / "mlm")
-    tok.save_pretrained(tmp_path / "mlm")
+                               intermediate_size=64)).save_pretrained(out)
+    tok.save_pretrained(out)
+    return out
+
+
+def test_ctxt_cache_is_the_same_in_worker_processes(tiny_mlm, tmp_path, monkeypatch):
+    """CTxt in `--workers` pool processes (nlpaug's pipeline must not start processes of its own there)."""
+    import pandas as pd
+
+    from sentaug.augment import parse
+    from sentaug.augment.cache import build_cache
+
+    monkeypatch.setattr(parse, "CHUNK", 3)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(f"the river {w} flows past the old mill" for w in "abcdef") + "\n")
+    outs = []
+    for w in (1, 2):
+        build_cache("vascl_ctxt", corpus, tmp_path / f"w{w}.parquet", seed=1, params={"model": str(tiny_mlm)},
+                    workers=w)
+        outs.append(pd.read_parquet(tmp_path / f"w{w}.parquet")["augmented"].tolist())
+    assert outs[0] == outs[1]
+    assert outs[0][3:] == explicit.vascl_ctxt(corpus.read_text().splitlines()[3:], random.Random("1:chunk3"),
+                                              model=str(tiny_mlm))
+
+
+def test_ctxt_substitutes_with_a_tiny_masked_lm(tmp_path, tiny_mlm):
     text = "the river flows north past the old mill and the quiet town in the valley below"
-    a = explicit.vascl_ctxt(text, random.Random(1), p=0.2, model=str(tmp_path / "mlm"))
-    assert a == explicit.vascl_ctxt(text, random.Random(1), p=0.2, model=str(tmp_path / "mlm"))
-    changed = sum(x != y for x, y in zip(text.split(), a.split()))
-    assert len(a.split()) == len(text.split()) and 1 <= changed <= 4   # ceil(0.2 * 16) = 4 substitutions
+    short = "rain fell"
+    batch = [text, "  ", short]                  # batched: a chunk of lines in one call
+    out = explicit.vascl_ctxt(batch, random.Random(1), p=0.2, model=str(tiny_mlm))
+    assert out == explicit.vascl_ctxt(batch, random.Random(1), p=0.2, model=str(tiny_mlm))
+    assert out[1] == "  "                        # blank lines are passed through, not sent to the model
+    for src, a, most in ((text, out[0], 4), (short, out[2], 1)):     # aug_p 0.2: int(0.2 * 16) = 3, ceil 4
+        changed = sum(x != y for x, y in zip(src.split(), a.split()))
+        assert len(a.split()) == len(src.split()) and 1 <= changed <= most
 
 
 def test_wnet_substitutes_wordnet_synonyms_deterministically(wn):

@@ -211,9 +211,11 @@ def test_cache_identical_for_any_worker_count_and_with_cached_parse(nlp, corpus,
     parse_corpus(corpus, tmp_path / "p1.spacy", workers=1)
     parse_corpus(corpus, tmp_path / "p2.spacy", workers=2)
     assert (tmp_path / "p1.spacy").read_bytes() == (tmp_path / "p2.spacy").read_bytes()
-    build_cache("affirmative_auxiliary", corpus, tmp_path / "cached.parquet", seed=3, parse=tmp_path / "p2.spacy")
-    frames.append(pd.read_parquet(tmp_path / "cached.parquet"))
-    assert frames[0].equals(frames[1]) and frames[0].equals(frames[2])
+    for w in (1, 2):                                    # over the cached parse, chunks in 1 or 2 processes
+        build_cache("affirmative_auxiliary", corpus, tmp_path / f"cached{w}.parquet", seed=3,
+                    parse=tmp_path / "p2.spacy", workers=w)
+        frames.append(pd.read_parquet(tmp_path / f"cached{w}.parquet"))
+    assert all(frames[0].equals(f) for f in frames[1:])
     assert frames[0]["changed"].any()
 
 

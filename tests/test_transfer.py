@@ -65,17 +65,63 @@ def test_lbfgs_minimises_mean_cross_entropy_plus_half_l2_squared_norm(l2):
     np.testing.assert_allclose(centre(logits), centre(logits_ref), atol=2e-4)
 
 
-def test_senteval_solver_reaches_the_accuracy_of_the_exact_solver_on_gaussian_classes():
-    # Bayes accuracy here is about 97%; both solvers must be within 2 points of each other on 400 test points.
-    rng = np.random.default_rng(1)
-    means = rng.normal(scale=1.5, size=(3, 8))
-    y = rng.integers(0, 3, size=1400)
-    X = means[y] + rng.normal(size=(1400, 8))
-    exact = LbfgsLogReg(1e-4).fit(X[:1000], y[:1000]).score(X[1000:], y[1000:])
-    sgd = SentEvalLogReg(1e-4, 3, optim="adam", batch_size=64, tenacity=5, epoch_size=4)
-    sgd.fit(X[:1000], y[:1000], validation_split=0.05)
-    assert exact > 0.9
-    assert abs(sgd.score(X[1000:], y[1000:]) - exact) <= 0.02
+def torch_senteval_fit(X, y, dx, dy, l2, n_classes, seed, optim, batch_size, tenacity, epoch_size, max_epoch=200):
+    """Reference: SentEval's PyTorchClassifier.fit (nhid = 0) written with nn.Linear, autograd and torch's
+    optimisers, one l2 at a time, the same init and shuffles as the solver under test."""
+    import copy
+
+    import torch
+    from torch import nn
+
+    rng = np.random.RandomState(seed)
+    init = np.random.RandomState(seed)
+    bound = 1.0 / np.sqrt(X.shape[1])
+    model = nn.Linear(X.shape[1], n_classes)
+    with torch.no_grad():
+        model.weight.copy_(torch.from_numpy(init.uniform(-bound, bound, (n_classes, X.shape[1]))))
+        model.bias.copy_(torch.from_numpy(init.uniform(-bound, bound, (1, n_classes))[0]))
+    opt = (torch.optim.Adam if optim == "adam" else torch.optim.RMSprop)(model.parameters(), weight_decay=l2)
+    tx, ty = torch.from_numpy(X.astype(np.float32)), torch.from_numpy(y)
+    score = lambda m: float((m(torch.from_numpy(dx.astype(np.float32))).argmax(1).numpy() == dy).mean())  # noqa
+    best, best_acc, bad, epoch = copy.deepcopy(model), -1.0, 0, 0
+    while epoch <= max_epoch:
+        for _ in range(epoch_size):
+            perm = torch.from_numpy(rng.permutation(len(tx)))
+            for i in range(0, len(tx), batch_size):
+                idx = perm[i:i + batch_size]
+                loss = nn.functional.cross_entropy(model(tx[idx]), ty[idx])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+        epoch += epoch_size
+        acc = score(model)
+        if acc > best_acc:
+            best_acc, best = acc, copy.deepcopy(model)
+        else:
+            if bad >= tenacity:
+                break
+            bad += 1
+    return best, best_acc
+
+
+@pytest.mark.parametrize("mode", ["fast", "test"])
+def test_vectorised_senteval_solver_follows_each_single_l2_torch_trajectory(mode):
+    from sentaug.evaluate.logreg import SENTEVAL_CONFIGS
+
+    rng = np.random.default_rng(3)
+    means = rng.normal(scale=0.6, size=(3, 6))
+    y = rng.integers(0, 3, size=500)
+    X = (means[y] + rng.normal(size=(500, 6))).astype(np.float32)
+    tx, ty, dx, dy = X[:400], y[:400], X[400:], y[400:]
+    regs = [1e-5, 1e-3, 1e-1]                  # 1e-1: strong enough to change the weights visibly
+    clf = SentEvalLogReg(regs, 3, seed=7, **SENTEVAL_CONFIGS[mode]).fit(tx, ty, validation_data=(dx, dy))
+    accs = clf.scores(dx, dy)
+    for r, l2 in enumerate(regs):
+        ref, ref_acc = torch_senteval_fit(tx, ty, dx, dy, l2, 3, 7, **SENTEVAL_CONFIGS[mode])
+        assert accs[r] == ref_acc
+        np.testing.assert_allclose(clf.W[r], ref.weight.detach().numpy().T, atol=2e-4)
+        np.testing.assert_allclose(clf.b[r], ref.bias.detach().numpy(), atol=2e-4)
+    assert not np.allclose(clf.W[0], clf.W[2], atol=1e-3)
 
 
 def test_mrpc_features_are_abs_difference_and_product():

@@ -227,8 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
     tr = evs.add_parser("transfer", help="SentEval transfer: MR CR SUBJ MPQA SST2 TREC MRPC (logistic regression)")
     _suite_args(tr, "folder laid out like ../shared/data (transfer/)")
     tr.add_argument("--mode", choices=["fast", "test"], default="fast", help="k = 5 (fast) or 10 (test) folds")
-    tr.add_argument("--solver", choices=["lbfgs", "senteval"], default="lbfgs",
-                    help="exact L-BFGS (default) or the re-implemented SentEval PyTorch classifier")
+    tr.add_argument("--solver", choices=["senteval", "lbfgs"], default="senteval",
+                    help="SentEval's early-stopped classifier (default) or the same objective solved by L-BFGS")
     tr.set_defaults(func=cmd_evaluate_transfer)
     cl = evs.add_parser("clustering", help="short-text clustering: K-means over seeds, Hungarian accuracy/NMI/ARI")
     _suite_args(cl, "folder laid out like ../shared/data (clustering/)")

@@ -47,6 +47,8 @@ def check_references(config: dict) -> None:
             for name in (paper_bb, stand_in):
                 if name not in config["backbones"]:
                     raise ConfigError(f"config key 'scales.{scale}.backbones': unknown backbone '{name}'")
+        if s.get("masked_lm", "bert-base-uncased") not in config["backbones"]:
+            raise ConfigError(f"config key 'scales.{scale}.masked_lm': unknown backbone '{s['masked_lm']}'")
     for name, m in config["methods"].items():
         pos = m["positive"]
         used = [("positive.augmentation", pos.get("augmentation"))] if pos["source"] in ("cache", "two_views") else []
@@ -68,6 +70,16 @@ def scale_settings(config: dict, scale: str | None = None) -> dict:
 def stand_in(config: dict, backbone: str, scale: str | None = None) -> str:
     """The backbone actually trained at this scale in place of the paper's `backbone`."""
     return scale_settings(config, scale)["backbones"].get(backbone, backbone)
+
+
+def augmentation_backbone(config: dict, ref: str, scale: str | None = None) -> str:
+    """The backbone an augmentation parameter ``backbone:<name>`` stands for at this scale: the stand-in of
+    a paper backbone (CARDS's RoBERTa tokenizer), or with ``backbone:masked_lm`` the scale's masked LM
+    (CTxt's substitutes; `scales.<scale>.masked_lm`, bert-base-uncased's stand-in when not given)."""
+    name = ref.split(":", 1)[1]
+    if name == "masked_lm":
+        return scale_settings(config, scale).get("masked_lm") or stand_in(config, "bert-base-uncased", scale)
+    return stand_in(config, name, scale)
 
 
 def mirror_dir(config: dict) -> str | None:

@@ -646,38 +646,67 @@ def _mlm(model: str):
     return tok, net
 
 
-@register("RandomContextualWordAugmentation", family=FAMILY, needs_parse=False,
+@lru_cache(maxsize=2)
+def _mlm_vocab(model: str) -> dict[int, str]:
+    tok, _ = _mlm(model)
+    return {i: w for w, i in tok.get_vocab().items()}
+
+
+def _mask_logits(net, enc, rows, cols):
+    """Masked-LM logits at (rows, cols) only: the vocabulary projection of every position costs more than
+    the encoder itself for short lines."""
+    head = getattr(net, "cls", None) or getattr(net, "lm_head", None)      # BERT / RoBERTa heads
+    if head is None:
+        return net(**enc).logits[rows, cols]
+    return head(net.base_model(**enc).last_hidden_state[rows, cols])
+
+
+@register("RandomContextualWordAugmentation", family=FAMILY, needs_parse=False, batched=True,
           description="AugCSE A.2 (nlpaug ContextualWordEmbsAug): mask words one at a time and fill each with "
                       "a masked LM's prediction (drawn among its top_k whole words)",
           model=Param("", "local masked-LM folder (required; e.g. a bert-base-uncased download)"),
           top_k=Param(10, "draw the substitute among this many best predictions"), **_RANDOM_PARAMS)
-def random_contextual_word(text, rng, model="", top_k=10, aug_p=0.3, aug_min=1, aug_max=10) -> str:
+def random_contextual_word(texts, rng, model="", top_k=10, aug_p=0.3, aug_min=1, aug_max=10) -> list[str]:
+    """Batched over lines: step j masks the j-th chosen word (left to right, earlier substitutions in
+    place) of every line that has one, and runs one forward pass for all of them."""
     import torch
 
     tok, net = _mlm(model)
-    words, slots = _word_slots(text)
-    if not slots:
-        return text
-    vocab_inv = {i: w for w, i in tok.get_vocab().items()}
-    for i in sorted(rng.sample(slots, min(len(slots), _count(len(words), aug_p, aug_min, aug_max)))):
-        pre, word, post = _SPLIT.match(words[i]).groups()
-        masked = " ".join(words[:i] + [pre + tok.mask_token + post] + words[i + 1:])
-        enc = tok(masked, return_tensors="pt", truncation=True, max_length=256)
-        pos = (enc["input_ids"][0] == tok.mask_token_id).nonzero()
-        if len(pos) == 0:
-            continue                       # the mask fell beyond max_length
-        with torch.no_grad():
-            logits = net(**enc).logits[0, pos[0, 0]]
-        cands = []
-        for idx in logits.argsort(descending=True).tolist():
-            w = vocab_inv.get(idx, "")
-            if _WORD.match(w) and w.lower() != word.lower():
-                cands.append(w)
-                if len(cands) == top_k:
-                    break
-        if cands:
-            words[i] = pre + match_case(word, rng.choice(cands)) + post
-    return " ".join(words)
+    vocab_inv = _mlm_vocab(model)
+    lines = []                                     # (words, chosen slots in order)
+    for text in texts:
+        words, slots = _word_slots(text)
+        chosen = sorted(rng.sample(slots, min(len(slots), _count(len(words), aug_p, aug_min, aug_max)))) if slots else []
+        lines.append((words, chosen))
+    for step in range(max((len(c) for _, c in lines), default=0)):
+        todo = [(words, chosen[step]) for words, chosen in lines if len(chosen) > step]
+        todo.sort(key=lambda t: len(t[0]))         # batches of similar length: less padding
+        for b in range(0, len(todo), 64):
+            part = todo[b:b + 64]
+            masked = []
+            for words, i in part:
+                pre, _, post = _SPLIT.match(words[i]).groups()
+                masked.append(" ".join(words[:i] + [pre + tok.mask_token + post] + words[i + 1:]))
+            enc = tok(masked, return_tensors="pt", truncation=True, max_length=256, padding=True)
+            found = [(r, (ids == tok.mask_token_id).nonzero()) for r, ids in enumerate(enc["input_ids"])]
+            found = [(r, pos[0, 0].item()) for r, pos in found if len(pos)]   # none: beyond max_length
+            if not found:
+                continue
+            with torch.no_grad():
+                logits = _mask_logits(net, enc, [r for r, _ in found], [c for _, c in found])
+            for (r, _), row in zip(found, logits):
+                words, i = part[r]
+                pre, word, post = _SPLIT.match(words[i]).groups()
+                cands = []
+                for idx in row.argsort(descending=True).tolist():
+                    w = vocab_inv.get(idx, "")
+                    if _WORD.match(w) and w.lower() != word.lower():
+                        cands.append(w)
+                        if len(cands) == top_k:
+                            break
+                if cands:
+                    words[i] = pre + match_case(word, rng.choice(cands)) + post
+    return [" ".join(words) if chosen else text for text, (words, chosen) in zip(texts, lines)]
 
 
 # -- seq2seq models (DiverseParaphrase, Casual2Formal) ---------------------------------------------------
@@ -794,13 +823,15 @@ def contraction_expansions(text, rng, direction="auto") -> str:
                       "(resources/wordlists/discourse_markers.tsv)")
 def discourse_marker_substitution(text, rng) -> str:
     cls = {m: c for m, c in wordlist("discourse_markers.tsv")}
-    matches = list(_phrase_regex("markers").finditer(text))
-    if not matches:
+    options = {}                  # markers found -> the other markers of their sense (a sense may have one)
+    for m in _phrase_regex("markers").finditer(text):
+        old = re.sub(r"\s+", " ", m.group(0).lower())
+        if alt := [k for k, c in cls.items() if c == cls[old] and k != old]:
+            options[m] = alt
+    if not options:
         return text
-    m = rng.choice(matches)
-    old = re.sub(r"\s+", " ", m.group(0).lower())
-    options = [k for k, c in cls.items() if c == cls[old] and k != old]
-    return text[:m.start()] + match_case(m.group(0), rng.choice(options)) + text[m.end():]
+    m = rng.choice(list(options))
+    return text[:m.start()] + match_case(m.group(0), rng.choice(options[m])) + text[m.end():]
 
 
 _GENDER_PRON = {"he": "she", "she": "he", "him": "her", "himself": "herself", "herself": "himself",

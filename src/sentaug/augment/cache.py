@@ -12,14 +12,18 @@ Format (every augmentation, present and future, writes this):
   tokenizer's tokens (over all lines) and the tokenizer used.
 
 Randomness: line i gets its own ``random.Random(f"{seed}:{i}")``, so the output does not depend on the
-number of processes or the order lines are processed in, and two seeds give different caches.
+number of processes or the order lines are processed in, and two seeds give different caches. Batched
+augmentations (masked-LM substitution, one forward pass over many lines) get one generator per fixed chunk
+of `parse.CHUNK` lines, ``random.Random(f"{seed}:chunk{start}")``: the same guarantees, per chunk.
 
-Processes: with a cached parse (``parse=``) the rules run in this process: reading the DocBin (~20k
-docs/s) and the SDA rules (~10k lines/s) are much cheaper than parsing. Without one, lines are parsed (when
-the augmentation needs it) and augmented in `workers` processes, chunk by chunk.
+Processes: with a cached parse (``parse=``) the DocBin is read once and its chunks are augmented in
+`workers` forked processes (reading it costs ~20k docs/s; the slowest WordNet rules run ~1k lines/s).
+Without one, lines are parsed (when the augmentation needs it) and augmented in `workers` spawned
+processes, chunk by chunk.
 """
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 import random
 from pathlib import Path
@@ -44,28 +48,66 @@ def apply_one(aug: registry.Augmentation, params: dict, x, line: Line, seed: int
     return aug.fn(x, line_rng(seed, i), **params)
 
 
+def apply_chunk(aug: registry.Augmentation, params: dict, xs: Sequence, lines: Sequence[Line], seed: int,
+                start: int) -> list[str]:
+    """The augmented texts of corpus lines start, start+1, ... (`xs`: their Docs or texts)."""
+    if not aug.batched:
+        return [apply_one(aug, params, x, ln, seed, start + j) for j, (x, ln) in enumerate(zip(xs, lines))]
+    out = [ln.text for ln in lines]
+    keep = [j for j, ln in enumerate(lines) if not ln.flag]
+    for j, text in zip(keep, aug.fn([xs[j] for j in keep], random.Random(f"{seed}:chunk{start}"), **params)):
+        out[j] = text
+    return out
+
+
 def _augment_chunk(task) -> list[str]:
     """Worker: parse (if needed) and augment one chunk of lines."""
     name, params, seed, start, lines, model = task
     aug = registry.get(name)
     xs = parse_texts([ln.parse_text for ln in lines], model) if aug.needs_parse else [ln.text for ln in lines]
-    return [apply_one(aug, params, x, ln, seed, start + j) for j, (x, ln) in enumerate(zip(xs, lines))]
+    return apply_chunk(aug, params, xs, lines, seed, start)
 
 
-def _augment_with_parse(aug, params, seed, lines: Sequence[Line], parse_path) -> tuple[list[str], dict]:
-    """Augment from a cached parse, checking line by line that it is the parse of this corpus.
-    Returns the augmented lines and the parse's metadata."""
+def _augment_with_parse(aug, params, seed, lines: Sequence[Line], parse_path, workers: int = 1
+                        ) -> tuple[list[str], dict]:
+    """Augment from a cached parse, checking line by line that it is the parse of this corpus, chunk by
+    chunk (1M Docs do not fit in memory at once), in `workers` processes. Returns the augmented lines and
+    the parse's metadata."""
+    from .parse import CHUNK            # read at call time, as `chunks` does
+
     parsed = load_parse(parse_path)
     if len(parsed) != len(lines):
         raise ValueError(f"cached parse {parse_path} has {len(parsed)} docs but the corpus has {len(lines)} "
                          f"lines: it was built from another corpus; rebuild it with `sentaug parse`")
-    out = []
-    for i, (doc, line) in enumerate(zip(parsed.docs(), lines)):
-        if doc.text != line.parse_text or doc.user_data.get("flag", "") != line.flag:
-            raise ValueError(f"cached parse {parse_path} does not match the corpus at line {i + 1}: "
-                             f"{doc.text[:60]!r} vs {line.parse_text[:60]!r}; rebuild it with `sentaug parse`")
-        out.append(apply_one(aug, params, doc, line, seed, i))
+    global _FORKED
+    _FORKED = (aug, params, seed, lines, parsed)
+    ranges = [(start, min(start + CHUNK, len(lines))) for start in range(0, len(lines), CHUNK)]
+    try:
+        if workers <= 1 or len(ranges) == 1:
+            parts = map(_augment_parsed_range, ranges)
+        else:   # fork: workers share the loaded DocBin instead of each reading it (no torch in this path)
+            pool = mp.get_context("fork").Pool(min(workers, len(ranges)))
+            parts = pool.imap(_augment_parsed_range, ranges)
+        out = [s for part in parts for s in part]
+    finally:
+        _FORKED = None
+        if workers > 1 and len(ranges) > 1:
+            pool.terminate()
     return out, parsed.meta
+
+
+_FORKED = None      # (aug, params, seed, lines, parsed corpus) of the running `_augment_with_parse`
+
+
+def _augment_parsed_range(bounds: tuple[int, int]) -> list[str]:
+    aug, params, seed, lines, parsed = _FORKED
+    start, stop = bounds
+    docs = list(parsed.docs(start=start, stop=stop))
+    for i, (doc, line) in enumerate(zip(docs, lines[start:stop]), start):
+        if doc.text != line.parse_text or doc.user_data.get("flag", "") != line.flag:
+            raise ValueError(f"cached parse {parsed.path} does not match the corpus at line {i + 1}: "
+                             f"{doc.text[:60]!r} vs {line.parse_text[:60]!r}; rebuild it with `sentaug parse`")
+    return apply_chunk(aug, params, docs, lines[start:stop], seed, start)
 
 
 def word_edit_distance(a: list[str], b: list[str]) -> int:
@@ -160,7 +202,7 @@ def build_cache(name: str, corpus: str | os.PathLike, out: str | os.PathLike, se
     lines = read_corpus(corpus)
     parser = None                       # provenance of the parse, for parse-based augmentations
     if aug.needs_parse and parse is not None:
-        augmented, meta = _augment_with_parse(aug, params, seed, lines, parse)
+        augmented, meta = _augment_with_parse(aug, params, seed, lines, parse, workers)
         parser = {"cached_parse": str(parse), **{k: meta.get(k) for k in _PARSER_KEYS}}
     else:
         if aug.needs_parse:             # load here first: a missing pipeline fails before any work

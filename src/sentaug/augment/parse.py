@@ -172,10 +172,18 @@ class ParsedCorpus:
 
         return [srsly.msgpack_loads(u).get("flag", "") if u else "" for u in self.docbin.user_data]
 
-    def docs(self, vocab=None) -> Iterator:
+    def docs(self, vocab=None, start: int = 0, stop: int | None = None) -> Iterator:
+        """The Docs of lines start..stop-1 (only those are built)."""
+        import copy
+
         import spacy
 
-        return self.docbin.get_docs(vocab if vocab is not None else spacy.blank("en").vocab)
+        db = self.docbin
+        if start or stop is not None:
+            db = copy.copy(db)              # a view: the same strings and attributes, sliced doc lists
+            for name in ("tokens", "spaces", "cats", "flags", "user_data", "span_groups"):
+                setattr(db, name, getattr(db, name)[start:stop])
+        return db.get_docs(vocab if vocab is not None else spacy.blank("en").vocab)
 
 
 def load_parse(path: str | os.PathLike) -> ParsedCorpus:

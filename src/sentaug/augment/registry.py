@@ -13,6 +13,10 @@ nothing applies). ``x`` is a spaCy ``Doc`` when ``needs_parse`` (the cached pars
 ``str`` otherwise; ``rng`` is a ``random.Random`` private to the line, so outputs do not depend on the order
 or process in which lines are augmented.
 
+A ``batched`` operation (masked-LM substitution: one forward pass for many lines) is called as
+``fn(xs, rng, **params)`` on a list and returns a list; the cache builder calls it once per fixed chunk of
+lines with a ``rng`` private to the chunk, so outputs still do not depend on workers or order.
+
 To add a family: write ``sentaug/augment/<family>.py`` with its ``@register`` calls and append its module
 name to `FAMILY_MODULES`. Family modules are imported lazily (on the first `get`/`names`/`describe`), and
 must not import heavy libraries at module level, so that ``sentaug augment --list`` stays fast.
@@ -43,6 +47,7 @@ class Augmentation:
     needs_parse: bool
     description: str
     params: dict[str, Param] = field(default_factory=dict)
+    batched: bool = False
 
     def resolve(self, given: dict | None) -> dict:
         """Defaults updated with `given`, checked: unknown keys, wrong types and bad choices raise ValueError."""
@@ -68,6 +73,8 @@ class Augmentation:
         return out
 
     def __call__(self, x, rng, **params) -> str:
+        if self.batched:
+            return self.fn([x], rng, **self.resolve(params))[0]
         return self.fn(x, rng, **self.resolve(params))
 
 
@@ -75,12 +82,13 @@ _REGISTRY: dict[str, Augmentation] = {}
 _loaded = False
 
 
-def register(name: str, *, family: str, needs_parse: bool, description: str, **params: Param):
+def register(name: str, *, family: str, needs_parse: bool, description: str, batched: bool = False,
+             **params: Param):
     """Decorator: register `fn` under `name` (names are global across families, so they must be unique)."""
     def deco(fn):
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:
             raise ValueError(f"augmentation {name!r} registered twice")
-        _REGISTRY[name] = Augmentation(name, family, fn, needs_parse, description, dict(params))
+        _REGISTRY[name] = Augmentation(name, family, fn, needs_parse, description, dict(params), batched)
         return fn
     return deco
 

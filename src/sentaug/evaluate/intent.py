@@ -12,6 +12,7 @@ population sd) over the 5 splits, x100. ATIS keeps its 8 classes with at least 4
 """
 from __future__ import annotations
 
+import contextlib
 import time
 
 import numpy as np
@@ -19,7 +20,17 @@ import torch
 from torch import nn
 
 from ..data.intent import DATASETS, IntentSet, load_intent
-from .logreg import one_thread
+
+@contextlib.contextmanager
+def one_thread():
+    """Run torch single-threaded inside the block: tiny matmuls, where extra threads only synchronise."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
 
 KS = (5, 10, 20)
 N_SPLITS = 5

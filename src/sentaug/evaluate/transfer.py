@@ -13,8 +13,8 @@ Protocol (SentEval `senteval/tools/validation.py`, with SimCSE's evaluation.py s
   solver's optimiser settings.
 
 Examples are ordered as SentEval orders them (see sentaug.data.transfer), so folds hold the same examples.
-The default classifier is the exact L-BFGS solver of `logreg.LbfgsLogReg` (same objective as SentEval's
-PyTorch LogReg, solved to convergence); `solver="senteval"` runs the re-implemented SentEval classifier.
+The default classifier is SentEval's early-stopped PyTorch LogReg (`logreg.SentEvalLogReg`, vectorised over
+the l2 values); `solver="lbfgs"` solves the same objective to convergence (`logreg.LbfgsLogReg`).
 """
 from __future__ import annotations
 
@@ -38,17 +38,10 @@ def _r(x: float) -> float:
 
 
 def _scan(new_clf, regs, fits) -> list[float]:
-    """Mean accuracy x100 (rounded to 0.01) of each l2 in `regs` over `fits` = [(Xtr, ytr, Xval, yval)].
-
-    Per split, l2 runs from strongest to weakest on one classifier, so L-BFGS warm-starts along the path.
-    """
-    acc = np.zeros((len(regs), len(fits)))
-    for j, (xtr, ytr, xval, yval) in enumerate(fits):
-        clf = new_clf(regs[-1])
-        for r in reversed(range(len(regs))):
-            clf.set_l2(regs[r]).fit(xtr, ytr, validation_data=(xval, yval))
-            acc[r, j] = clf.score(xval, yval)
-    return [_r(100 * acc[r].mean()) for r in range(len(regs))]
+    """Mean accuracy x100 (rounded to 0.01) of each l2 in `regs` over `fits` = [(Xtr, ytr, Xval, yval)]
+    (each solver's `scan` runs the whole l2 path of one split at once)."""
+    acc = np.array([new_clf(regs[-1]).scan(regs, *fit) for fit in fits])      # (splits, regs)
+    return [_r(100 * a) for a in acc.mean(0)]
 
 
 def inner_kfold(X, y, k: int, new_clf, regs=REGS, seed: int = SEED) -> dict:
@@ -92,7 +85,7 @@ def mrpc_features(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.c_[np.abs(u - v), u * v]
 
 
-def score_transfer(data: dict, vectors, mode: str = "fast", solver: str = "lbfgs", progress: bool = False) -> dict:
+def score_transfer(data: dict, vectors, mode: str = "fast", solver: str = "senteval", progress: bool = False) -> dict:
     """Scores of one embedding function over loaded tasks. `vectors(sentences) -> array`, row-aligned."""
     if mode not in KFOLD:
         raise ValueError(f"mode must be one of {', '.join(KFOLD)}, got {mode!r}")
@@ -143,7 +136,7 @@ def all_sentences(data: dict) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def evaluate_transfer(model, tokenizer, data: dict, pooler: str, mode: str = "fast", solver: str = "lbfgs",
+def evaluate_transfer(model, tokenizer, data: dict, pooler: str, mode: str = "fast", solver: str = "senteval",
                       batch_size: int = 128, progress: bool = False) -> dict:
     """Embed every distinct sentence of the loaded tasks once, then run the protocol."""
     from .embeddings import embed_lookup
@@ -152,7 +145,7 @@ def evaluate_transfer(model, tokenizer, data: dict, pooler: str, mode: str = "fa
     return score_transfer(data, vectors, mode, solver, progress)
 
 
-def evaluate_transfer_cli(model, pooler, data, out, mode="fast", tasks=None, solver="lbfgs", batch_size=128,
+def evaluate_transfer_cli(model, pooler, data, out, mode="fast", tasks=None, solver="senteval", batch_size=128,
                           device=None, scale=None) -> dict:
     """`sentaug evaluate transfer`: load the tasks (fail fast), then the model; write one JSON atomically."""
     from ..io import write_json
