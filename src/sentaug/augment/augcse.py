@@ -655,7 +655,8 @@ def _mlm_vocab(model: str) -> dict[int, str]:
 def _mask_logits(net, enc, rows, cols):
     """Masked-LM logits at (rows, cols) only: the vocabulary projection of every position costs more than
     the encoder itself for short lines."""
-    head = getattr(net, "cls", None) or getattr(net, "lm_head", None)      # BERT / RoBERTa heads
+    head = getattr(net, "cls", None)                  # BERT's head; RoBERTa's is `lm_head`
+    head = head if head is not None else getattr(net, "lm_head", None)
     if head is None:
         return net(**enc).logits[rows, cols]
     return head(net.base_model(**enc).last_hidden_state[rows, cols])

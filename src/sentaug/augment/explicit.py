@@ -13,8 +13,9 @@ and no upper cap (nlpaug's default cap of 10 words would silently lower 20 % on 
 
 Determinism: nlpaug draws from Python's global ``random`` and numpy's global state (CTxt also from torch).
 Each call seeds all three from the line's ``rng`` first, so a line's output depends only on (seed, line
-index), whatever the process or order (CTxt is batched: it depends on (seed, chunk)). This changes the global generators of the calling process: call
-these from cache building, not from code that relies on its own global random state.
+index), whatever the process or order (CTxt is batched: on (seed, chunk)). This changes the global
+generators of the calling process: call these from cache building, not from code that relies on its own
+global random state.
 """
 from __future__ import annotations
 
