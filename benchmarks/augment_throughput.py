@@ -116,9 +116,8 @@ def main(argv=None) -> int:
             st, s = timed(build_cache, op, corpus, tmp / "a.parquet", seed=a.seed, params=params,
                           parse=tmp / "corpus.spacy")
             r = {"op": op, "needs_parse": needs_parse, "seconds": round(s, 2), "sent_per_s": round(n / s, 1),
-                 "small_run_seconds": round(s0, 2), "marginal_sent_per_s": marginal(n, s, s0),
-                 "fixed_seconds": round(max(first - s0, 0.0) + s0 - (a.small / marginal(n, s, s0)
-                                        if marginal(n, s, s0) else 0.0), 2),
+                 "small_run_seconds": round(s0, 2), "marginal_sent_per_s": (rate := marginal(n, s, s0)),
+                 "fixed_seconds": round(max(first - s0, 0.0) + s0 - (a.small / rate if rate else 0.0), 2),
                  "share_changed": st["share_changed"]}
             res["augmentations"][name] = r
             write_json(a.out, res)          # partial results survive a failure further on

@@ -84,15 +84,12 @@ def _augment_with_parse(aug, params, seed, lines: Sequence[Line], parse_path, wo
     ranges = [(start, min(start + CHUNK, len(lines))) for start in range(0, len(lines), CHUNK)]
     try:
         if workers <= 1 or len(ranges) == 1:
-            parts = map(_augment_parsed_range, ranges)
+            out = [s for r in ranges for s in _augment_parsed_range(r)]
         else:   # fork: workers share the loaded DocBin instead of each reading it (no torch in this path)
-            pool = mp.get_context("fork").Pool(min(workers, len(ranges)))
-            parts = pool.imap(_augment_parsed_range, ranges)
-        out = [s for part in parts for s in part]
+            with mp.get_context("fork").Pool(min(workers, len(ranges))) as pool:
+                out = [s for part in pool.imap(_augment_parsed_range, ranges) for s in part]
     finally:
         _FORKED = None
-        if workers > 1 and len(ranges) > 1:
-            pool.terminate()
     return out, parsed.meta
 
 
