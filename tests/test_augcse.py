@@ -329,8 +329,10 @@ def test_number_words_against_hand_values():
 
 
 def test_seq2seq_augmentations_with_a_local_model(tmp_path, minilm_path):
-    """A tiny random BART with MiniLM's WordPiece tokenizer stands in for a paraphrase/Styleformer model:
-    the output is one of the model's own beam candidates (decoded independently here), the same for a seed."""
+    """A tiny random BART with MiniLM's WordPiece tokenizer stands in for the translation and Styleformer
+    models. Expectations are decoded independently, one line at a time: DiverseParaphrase's output is one of
+    the back-translation beams of the greedy forward translation; Casual2Formal's is the best beam. A batch of
+    lines of different lengths (padding) gives what each line gives alone."""
     import torch
     from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
 
@@ -343,13 +345,26 @@ def test_seq2seq_augmentations_with_a_local_model(tmp_path, minilm_path):
     net = BartForConditionalGeneration(cfg).eval()
     net.save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)
-    text = "the weather is nice today."
-    enc = tok("paraphrase: " + text, return_tensors="pt")
-    enc = {k: enc[k] for k in ("input_ids", "attention_mask")}
-    with torch.no_grad():
-        beams = net.generate(**enc, num_beams=4, num_return_sequences=4, max_new_tokens=8)
-    cands = {c.strip() for c in tok.batch_decode(beams, skip_special_tokens=True)} - {text, ""}
-    kw = dict(model=str(tmp_path), n=4, max_new_tokens=8)
-    out = run(None, "DiverseParaphrase", text, seed=3, **kw)
-    assert out == run(None, "DiverseParaphrase", text, seed=3, **kw)
-    assert out in (cands or {text})
+
+    def beams(text, k, steps):
+        enc = tok(text, return_tensors="pt")
+        enc = {key: enc[key] for key in ("input_ids", "attention_mask")}
+        with torch.no_grad():
+            ids = net.generate(**enc, num_beams=k, num_return_sequences=k, max_new_tokens=steps)
+        return [c.strip() for c in tok.batch_decode(ids, skip_special_tokens=True)]
+
+    texts = ["the weather is nice today.", "a much longer sentence about the weather in the north of england ."]
+    allowed = {t: (set(beams(beams(t, 1, 8)[0], 5, 8)) - {t, ""}) or {t} for t in texts}
+    for text in texts:
+        assert run(None, "DiverseParaphrase", text, seed=3, model=str(tmp_path), max_new_tokens=8) in allowed[text]
+        best = beams("transfer Casual to Formal: " + text, 5, 8)[0]
+        assert run(None, "Casual2Formal", text, model=str(tmp_path), max_new_tokens=8) == (best or text)
+    for name in ("DiverseParaphrase", "Casual2Formal"):
+        aug = registry.get(name)
+        kw = dict(model=str(tmp_path), max_new_tokens=8)
+        batch = aug.fn(texts, random.Random(5), **aug.resolve(kw))
+        assert batch == aug.fn(texts, random.Random(5), **aug.resolve(kw))            # same seed, same output
+        if name == "Casual2Formal":   # no draw: the batch is exactly the lines one at a time
+            assert batch == [run(None, name, t, **kw) for t in texts]
+        else:
+            assert all(out in allowed[t] for t, out in zip(texts, batch))

@@ -51,6 +51,9 @@ def test_augmentation_backbone_parameters_resolve_per_scale(cfg):
         ["tiny-bert", "tiny-bert", "bert-base-uncased"]
     assert sc.augmentation_backbone(cfg, "backbone:roberta-base", "small") == "tiny-roberta-bpe"
     assert sc.augmentation_backbone(cfg, "backbone:roberta-base", "paper") == "roberta-base"
+    # AugCSE's seq2seq models: the scale's random tiny-bart below paper scale, the real model at paper scale
+    assert [sc.augmentation_backbone(cfg, "backbone:wmt19-en-de", s) for s in ("demo", "small", "paper")] == \
+        ["tiny-bart", "tiny-bart", "wmt19-en-de"]
     del cfg["scales"]["small"]["masked_lm"]          # not given: the bert-base-uncased stand-in
     assert sc.augmentation_backbone(cfg, "backbone:masked_lm", "small") == "minilm"
     cfg["scales"]["demo"]["masked_lm"] = "tiny-brt"
@@ -73,6 +76,11 @@ def test_train_spec_precedence(cfg):
     assert spec["backbone"] == "tiny-roberta"
     assert spec["batch_size"] == cfg["scales"]["demo"]["train"]["batch_size"]
     assert spec["temperature"] == 0.05 and spec["max_seq_length"] == 32
+    # CLEAR's double-batch baseline: twice whatever batch the scale or recipe resolves to
+    for scale, recipe in (("small", None), ("paper", {"recipes": {"roberta-base": {"batch_size": 64}}})):
+        single = sc.train_spec(cfg, recipe, "roberta-base", "clear_double_mlm", 1, scale=scale)["batch_size"]
+        double = sc.train_spec(cfg, recipe, "roberta-base", "clear_double_batch", 1, scale=scale)
+        assert double["batch_size"] == 2 * single and "batch_multiplier" not in double
 
 
 def test_paper_rows_must_match_columns(cfg, tmp_path):

@@ -186,3 +186,14 @@ def test_mlm_loss_is_cross_entropy_on_the_selected_positions():
     pos = labels != -100
     expected = -torch.log_softmax(logits[pos], -1).gather(1, labels[pos].unsqueeze(1)).mean()
     assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
+
+    # CLEAR's "Double MLM": two masks drawn one after the other from the same generator, losses summed
+    double = MaskedLM(model.cls, Tok(), probability=0.3, copies=2)(model.bert, ids, att, torch.Generator().manual_seed(1))
+    g = torch.Generator().manual_seed(1)
+    expected = 0.0
+    for _ in range(2):
+        masked, labels = mask_tokens(ids, special, 4, 50, 0.3, g)
+        logits, pos = model(input_ids=masked, attention_mask=att).logits, labels != -100
+        expected += -torch.log_softmax(logits[pos], -1).gather(1, labels[pos].unsqueeze(1)).mean()
+    assert double.item() == pytest.approx(expected.item(), rel=1e-5)
+    assert double.item() != pytest.approx(2 * loss.item(), rel=1e-3)     # the second mask differs

@@ -47,8 +47,9 @@ def check_references(config: dict) -> None:
             for name in (paper_bb, stand_in):
                 if name not in config["backbones"]:
                     raise ConfigError(f"config key 'scales.{scale}.backbones': unknown backbone '{name}'")
-        if s.get("masked_lm", "bert-base-uncased") not in config["backbones"]:
-            raise ConfigError(f"config key 'scales.{scale}.masked_lm': unknown backbone '{s['masked_lm']}'")
+        for key in ("masked_lm", "seq2seq"):
+            if key in s and s[key] not in config["backbones"]:
+                raise ConfigError(f"config key 'scales.{scale}.{key}': unknown backbone '{s[key]}'")
     for name, m in config["methods"].items():
         pos = m["positive"]
         used = [("positive.augmentation", pos.get("augmentation"))] if pos["source"] in ("cache", "two_views") else []
@@ -75,10 +76,15 @@ def stand_in(config: dict, backbone: str, scale: str | None = None) -> str:
 def augmentation_backbone(config: dict, ref: str, scale: str | None = None) -> str:
     """The backbone an augmentation parameter ``backbone:<name>`` stands for at this scale: the stand-in of
     a paper backbone (CARDS's RoBERTa tokenizer), or with ``backbone:masked_lm`` the scale's masked LM
-    (CTxt's substitutes; `scales.<scale>.masked_lm`, bert-base-uncased's stand-in when not given)."""
+    (CTxt's substitutes; `scales.<scale>.masked_lm`, bert-base-uncased's stand-in when not given). A
+    sequence-to-sequence backbone (`task: seq2seq`: AugCSE's translation and style models) is replaced by the
+    scale's `seq2seq` stand-in where one is given."""
     name = ref.split(":", 1)[1]
+    s = scale_settings(config, scale)
     if name == "masked_lm":
-        return scale_settings(config, scale).get("masked_lm") or stand_in(config, "bert-base-uncased", scale)
+        return s.get("masked_lm") or stand_in(config, "bert-base-uncased", scale)
+    if config["backbones"].get(name, {}).get("task") == "seq2seq" and s.get("seq2seq"):
+        return s["seq2seq"]
     return stand_in(config, name, scale)
 
 
@@ -156,6 +162,7 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
         by_method = recipe.pop("methods", None) or {}
         layers += [recipe, by_method.get(method, {})]
     hp = _merge(config["train"], *layers)
+    hp["batch_size"] *= hp.pop("batch_multiplier", 1)   # e.g. CLEAR's double-batch baseline, at any scale
     positive = dict(m["positive"])
     if positive["source"] in ("cache", "two_views"):
         positive.update(config["augmentations"][positive["augmentation"]])

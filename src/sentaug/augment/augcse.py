@@ -44,6 +44,9 @@ Choices made where a description leaves room (each explained where it is coded):
   Neighbours are cached per word (~15 ms for a new word on 2 cores, nothing for a repeated one).
 * RandomContextualWordAugmentation, DiverseParaphrase and Casual2Formal need a model given by path
   (``model``); without one that loads offline they raise ValueError saying what to pass.
+* DiverseParaphrase is NL-Augmenter's back-translation (English -> German -> English) with its "random"
+  candidate selection: its default, DIPS, needs a word2vec model. Casual2Formal keeps Styleformer's best beam:
+  NL-Augmenter re-ranks the beams with an NLI adequacy model, a third model left out.
 """
 from __future__ import annotations
 
@@ -711,7 +714,7 @@ def random_contextual_word(texts, rng, model="", top_k=10, aug_p=0.3, aug_min=1,
 
 
 # -- seq2seq models (DiverseParaphrase, Casual2Formal) ---------------------------------------------------
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=4)
 def _seq2seq(model: str, what: str):
     if not model:
         raise ValueError(f"{what} needs a sequence-to-sequence model: pass --param model=PATH to a local "
@@ -725,38 +728,65 @@ def _seq2seq(model: str, what: str):
                          f"pass --param model=PATH to a local sequence-to-sequence model folder") from None
 
 
-def _generate(text: str, model: str, what: str, prefix: str, n: int, rng, max_new_tokens: int) -> str:
+_GENERATE_BATCH = 32   # lines per generate() call (beam search over batch x beams sequences)
+
+
+def _beam_candidates(texts: list[str], model: str, what: str, prefix: str, beams: int,
+                     max_new_tokens: int) -> list[list[str]]:
+    """Each text's `beams` best beam-search outputs (stripped, best first), batched over lines."""
     import torch
 
     tok, net = _seq2seq(model, what)
-    enc = tok(prefix + text, return_tensors="pt", truncation=True, max_length=256)
-    enc = {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")}   # no token_type_ids
-    with torch.no_grad():
-        out = net.generate(**enc, num_beams=max(n, 1), num_return_sequences=max(n, 1), max_new_tokens=max_new_tokens)
-    cands = [c.strip() for c in tok.batch_decode(out, skip_special_tokens=True)]
-    cands = [c for c in cands if c and c != text] or [text]
-    return rng.choice(cands)
+    out = []
+    for i in range(0, len(texts), _GENERATE_BATCH):
+        part = [prefix + t for t in texts[i:i + _GENERATE_BATCH]]
+        enc = tok(part, return_tensors="pt", padding=True, truncation=True, max_length=256)
+        enc = {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")}   # no token_type_ids
+        with torch.no_grad():
+            ids = net.generate(**enc, num_beams=beams, num_return_sequences=beams, max_new_tokens=max_new_tokens)
+        decoded = [c.strip() for c in tok.batch_decode(ids, skip_special_tokens=True)]
+        out += [decoded[j * beams:(j + 1) * beams] for j in range(len(part))]
+    return out
 
 
-@register("DiverseParaphrase", family=FAMILY, needs_parse=False,
-          description="AugCSE A.2: a paraphrase from a seq2seq model: beam search, one of the n best drawn "
-                      "uniformly (the 'Random' candidate selection)",
-          model=Param("", "local seq2seq paraphrase model folder (required)"),
-          prefix=Param("paraphrase: ", "text put before the sentence (the model's task prefix)"),
-          n=Param(4, "number of beam candidates"),
-          max_new_tokens=Param(128, "longest output, in tokens"))
-def diverse_paraphrase(text, rng, model="", prefix="paraphrase: ", n=4, max_new_tokens=128) -> str:
-    return _generate(text, model, "DiverseParaphrase", prefix, n, rng, max_new_tokens)
+def _draw(texts: list[str], candidates: list[list[str]], rng) -> list[str]:
+    """One candidate per line, drawn uniformly among those that are non-empty and differ from the line."""
+    out = []
+    for text, cands in zip(texts, candidates):
+        cands = [c for c in cands if c and c != text]
+        out.append(rng.choice(cands) if cands else text)
+    return out
 
 
-@register("Casual2Formal", family=FAMILY, needs_parse=False,
-          description="AugCSE A.2 (Styleformer): casual -> formal style transfer with a seq2seq model",
-          model=Param("", "local Styleformer-like casual-to-formal model folder (required)"),
+@register("DiverseParaphrase", family=FAMILY, needs_parse=False, batched=True,
+          description="AugCSE A.2 (NL-Augmenter DiverseParaphrase): back-translation, English -> German "
+                      "(greedy) -> English (beam search, 5n candidates), n of them drawn uniformly (its "
+                      "'random' selection)",
+          model=Param("", "local English->German seq2seq folder (paper: facebook/wmt19-en-de; required)"),
+          back_model=Param("", "local German->English seq2seq folder (paper: facebook/wmt19-de-en; "
+                               "default: the same as model)"),
+          n=Param(1, "outputs per line; 5n beam candidates are decoded, as in NL-Augmenter"),
+          max_new_tokens=Param(64, "longest output, in tokens"))
+def diverse_paraphrase(texts, rng, model="", back_model="", n=1, max_new_tokens=64) -> list[str]:
+    german = [c[0] for c in _beam_candidates(texts, model, "DiverseParaphrase", "", 1, max_new_tokens)]
+    back = _beam_candidates(german, back_model or model, "DiverseParaphrase", "", 5 * n, max_new_tokens)
+    # NL-Augmenter samples n of the 5n candidates; a cache holds one augmented line, so one is drawn
+    return _draw(texts, [rng.sample(c, n) for c in back], rng)
+
+
+@register("Casual2Formal", family=FAMILY, needs_parse=False, batched=True,
+          description="AugCSE A.2 (NL-Augmenter Casual2Formal, Styleformer): casual -> formal style transfer "
+                      "with a seq2seq model, the best beam kept",
+          model=Param("", "local casual-to-formal seq2seq folder (paper: prithivida/informal_to_formal_"
+                          "styletransfer; required)"),
           prefix=Param("transfer Casual to Formal: ", "Styleformer's task prefix"),
-          n=Param(1, "number of beam candidates to draw from"),
-          max_new_tokens=Param(128, "longest output, in tokens"))
-def casual2formal(text, rng, model="", prefix="transfer Casual to Formal: ", n=1, max_new_tokens=128) -> str:
-    return _generate(text, model, "Casual2Formal", prefix, n, rng, max_new_tokens)
+          n=Param(5, "beams (NL-Augmenter: 5)"),
+          max_new_tokens=Param(32, "longest output, in tokens (NL-Augmenter: max_length 32)"))
+def casual2formal(texts, rng, model="", prefix="transfer Casual to Formal: ", n=5, max_new_tokens=32) -> list[str]:
+    # NL-Augmenter ranks the beams with an NLI adequacy model (prithivida/parrot_adequacy_on_BART) and keeps
+    # the best above 0.95; without that third model the beam search's own best is kept.
+    best = _beam_candidates(texts, model, "Casual2Formal", prefix, n, max_new_tokens)
+    return _draw(texts, [c[:1] for c in best], rng)
 
 
 # --------------------------------------------------------------------------------------------------

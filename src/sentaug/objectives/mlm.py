@@ -32,17 +32,22 @@ def mask_tokens(input_ids: torch.Tensor, special: torch.Tensor, mask_id: int, vo
 
 
 class MaskedLM(nn.Module):
-    def __init__(self, lm_head: nn.Module, tokenizer, probability: float = 0.15):
+    def __init__(self, lm_head: nn.Module, tokenizer, probability: float = 0.15, copies: int = 1):
         super().__init__()
         if tokenizer.mask_token_id is None:
             raise ValueError("the mlm objective needs a tokenizer with a mask token")
         self.lm_head = lm_head
         self.probability = probability
+        self.copies = copies      # CLEAR's "Double MLM": the sum of the losses of two masks of each sentence
         self.mask_id, self.vocab_size = tokenizer.mask_token_id, len(tokenizer)
         self.special_ids = torch.tensor(sorted(set(tokenizer.all_special_ids)))
 
     def forward(self, backbone: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                 generator: torch.Generator | None = None) -> torch.Tensor:
+        """The loss of `copies` independently masked copies, summed (masks drawn one copy after the other)."""
+        return sum(self._one_copy(backbone, input_ids, attention_mask, generator) for _ in range(self.copies))
+
+    def _one_copy(self, backbone, input_ids, attention_mask, generator) -> torch.Tensor:
         special = torch.isin(input_ids, self.special_ids.to(input_ids.device)) | ~attention_mask.bool()
         masked, labels = mask_tokens(input_ids, special, self.mask_id, self.vocab_size, self.probability, generator)
         hidden = backbone(input_ids=masked, attention_mask=attention_mask, return_dict=True).last_hidden_state

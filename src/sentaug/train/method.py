@@ -4,7 +4,7 @@ Declared in config.yaml (`methods:`) and resolved into the training spec by `sen
 
     positive:      {source: dropout | cache | switch_case | two_views | augmented_view, ...}
     negatives:     {source: in_batch} | {source: retrieved, mode: top_k_uniform | r_top | d_uniform, k, s}
-    contrastive:   {name: infonce | nt_xent, symmetric: false}
+    contrastive:   {name: infonce | nt_xent | none, symmetric: false}   (none: the mlm objective alone)
     head:          mlp | two_layer | batchnorm | none        (default: mlp with pooler cls, else none)
     augmented_view: [augmentation, ...]                     (AugCSE's per-example augmented sentence)
     objectives:    [{name: virtual_augmentation | discriminator | mlm, weight: w, ...parameters}]
@@ -46,7 +46,11 @@ class Method(nn.Module):
         tau = spec["temperature"]
         contrastive = spec.get("contrastive") or "infonce"
         contrastive = {"name": contrastive} if isinstance(contrastive, str) else dict(contrastive)
-        if contrastive["name"] == "nt_xent":
+        if contrastive["name"] == "none":   # the objectives alone (CLEAR's MLM-only baselines)
+            self.contrastive = None
+            if any(o["name"] != "mlm" for o in spec.get("objectives", [])) or not needs_mlm(spec):
+                raise ValueError(f"method '{spec['method']}': contrastive none needs the mlm objective, alone")
+        elif contrastive["name"] == "nt_xent":
             self.contrastive = NTXent(tau)
         elif contrastive["name"] == "infonce":
             self.contrastive = InfoNCE(tau, symmetric=contrastive.get("symmetric", False))
@@ -109,6 +113,8 @@ class Method(nn.Module):
         g = torch.Generator().manual_seed(self.spec["seed"] * 1_000_003 + step)
         size, _ = distributed.world()
         mine = distributed.local_slice(batch.anchors, len(batch.anchors))
+        if self.contrastive is None:
+            return self._objectives_only(batch.originals[mine], g, size)
         anchors, positives = batch.anchors[mine], batch.positives[mine]
         b = len(anchors)
         texts = anchors + positives
@@ -144,3 +150,8 @@ class Method(nn.Module):
             parts[name] = value.item()
             total = total + self.weights[name] / size * value
         return total, parts
+
+    def _objectives_only(self, originals: list[str], g: torch.Generator, size: int):
+        orig = self._tokenize(originals)
+        value = self.objectives["mlm"](self.encoder.backbone, orig["input_ids"], orig["attention_mask"], g)
+        return self.weights["mlm"] / size * value, {"mlm": value.item()}

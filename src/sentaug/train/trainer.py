@@ -206,7 +206,7 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
             if step % LOG_EVERY == 0 or step % spec["eval_steps"] == 0 or step == total:
                 record = {"step": step, "loss": running / since, "lr": scheduler.get_last_lr()[0],
                           "elapsed_s": round(time.time() - started, 2)}
-                if len(part_sums) > 1:
+                if set(part_sums) != {"contrastive"}:      # the parts, unless plain contrastive
                     record["parts"] = {k: v / since for k, v in part_sums.items()}
                 running, since, part_sums = 0.0, 0, {}
             if step % spec["eval_steps"] == 0 or step == total:
