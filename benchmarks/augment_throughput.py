@@ -51,15 +51,7 @@ def timed(fn, *a, **kw):
 def declared_augmentations(scale: str, backbones: Path) -> dict[str, tuple[str, dict]]:
     """config.yaml's augmentations as (registry name, params), `backbone:` params resolved."""
     cfg = sc.load_yaml(ROOT / "config.yaml")
-    out = {}
-    for name, spec in cfg["augmentations"].items():
-        spec = dict(spec)
-        op = spec.pop("op")
-        for k, v in spec.items():
-            if isinstance(v, str) and v.startswith("backbone:"):
-                spec[k] = str(backbones / sc.augmentation_backbone(cfg, v, scale))
-        out[name] = (op, spec)
-    return out
+    return {name: sc.augmentation_call(cfg, name, backbones, scale)[:2] for name in cfg["augmentations"]}
 
 
 def main(argv=None) -> int:

@@ -19,24 +19,10 @@ rule parse:
         "{SENTAUG} parse --corpus {input.corpus} --out {output} --model {params.model} --workers {threads} 2> {log}"
 
 
-def _resolve_param(value):
-    """`backbone:<paper backbone>` (or `backbone:masked_lm`) in an augmentation's parameters stands for a
-    backbone folder of this scale (CARDS's RoBERTa tokenizer, VaSCL's CTxt model; `sc.augmentation_backbone`)."""
-    if isinstance(value, str) and value.startswith("backbone:"):
-        return backbone_dir(sc.augmentation_backbone(config, value))
-    return value
-
-
 def _augmentation(w):
-    spec = dict(config["augmentations"][w.augmentation])
-    op = spec.pop("op")
-    return op, {k: _resolve_param(v) for k, v in spec.items()}
-
-
-def _augmentation_backbones(w):
-    """Backbone folders an augmentation's parameters name (inputs, so they are built first)."""
-    raw = config["augmentations"][w.augmentation].values()
-    return sorted({_resolve_param(v) for v in raw if isinstance(v, str) and v.startswith("backbone:")})
+    """(op, parameters, backbone folders) of the declared augmentation; `backbone:<name>` parameters (CARDS's
+    RoBERTa tokenizer, CTxt's masked LM, AugCSE's seq2seq models) name this scale's backbone folders."""
+    return sc.augmentation_call(config, w.augmentation, f"{R}/backbones")
 
 
 rule augment:
@@ -44,7 +30,7 @@ rule augment:
         corpus=lambda w: corpus_file(w.corpus),
         parse=f"{R}/parse/{{corpus}}.spacy",
         code=code("augment"),
-        backbones=_augmentation_backbones,
+        backbones=lambda w: _augmentation(w)[2],   # built first
     output:
         cache=f"{R}/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.parquet",
         stats=f"{R}/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.json",

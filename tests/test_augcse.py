@@ -331,7 +331,7 @@ def test_number_words_against_hand_values():
 def test_seq2seq_augmentations_with_a_local_model(tmp_path, minilm_path):
     """A tiny random BART with MiniLM's WordPiece tokenizer stands in for the translation and Styleformer
     models. Expectations are decoded independently, one line at a time: DiverseParaphrase's output is one of
-    the back-translation beams of the greedy forward translation; Casual2Formal's is the best beam. A batch of
+    the back-translation beams of the forward translation (greedy: the model's setting); Casual2Formal's is the best beam. A batch of
     lines of different lengths (padding) gives what each line gives alone."""
     import torch
     from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
@@ -352,6 +352,8 @@ def test_seq2seq_augmentations_with_a_local_model(tmp_path, minilm_path):
         with torch.no_grad():
             ids = net.generate(**enc, num_beams=k, num_return_sequences=k, max_new_tokens=steps)
         return [c.strip() for c in tok.batch_decode(ids, skip_special_tokens=True)]
+
+    assert net.generation_config.num_beams in (None, 1)   # the forward translation's own setting: greedy
 
     texts = ["the weather is nice today.", "a much longer sentence about the weather in the north of england ."]
     allowed = {t: (set(beams(beams(t, 1, 8)[0], 5, 8)) - {t, ""}) or {t} for t in texts}

@@ -54,6 +54,12 @@ def test_augmentation_backbone_parameters_resolve_per_scale(cfg):
     # AugCSE's seq2seq models: the scale's random tiny-bart below paper scale, the real model at paper scale
     assert [sc.augmentation_backbone(cfg, "backbone:wmt19-en-de", s) for s in ("demo", "small", "paper")] == \
         ["tiny-bart", "tiny-bart", "wmt19-en-de"]
+    # ... and as the augment rule calls it: op, parameters with folders, the folders to build first
+    assert sc.augmentation_call(cfg, "DiverseParaphrase", "B", "paper") == (
+        "DiverseParaphrase", {"model": "B/wmt19-en-de", "back_model": "B/wmt19-de-en"},
+        ["B/wmt19-de-en", "B/wmt19-en-de"])
+    assert sc.augmentation_call(cfg, "DiverseParaphrase", "B", "small")[2] == ["B/tiny-bart"]
+    assert sc.augmentation_call(cfg, "sda_pi", "B", "small") == ("punctuation_insertion", {}, [])
     del cfg["scales"]["small"]["masked_lm"]          # not given: the bert-base-uncased stand-in
     assert sc.augmentation_backbone(cfg, "backbone:masked_lm", "small") == "minilm"
     cfg["scales"]["demo"]["masked_lm"] = "tiny-brt"

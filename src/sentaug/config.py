@@ -88,6 +88,19 @@ def augmentation_backbone(config: dict, ref: str, scale: str | None = None) -> s
     return stand_in(config, name, scale)
 
 
+def augmentation_call(config: dict, name: str, backbones_dir: str | os.PathLike,
+                      scale: str | None = None) -> tuple[str, dict, list[str]]:
+    """A declared augmentation as (registry op, parameters, backbone folders it reads): each ``backbone:``
+    parameter becomes the folder of its backbone at this scale under `backbones_dir`."""
+    params = dict(config["augmentations"][name])
+    op, folders = params.pop("op"), []
+    for key, value in params.items():
+        if isinstance(value, str) and value.startswith("backbone:"):
+            params[key] = str(Path(backbones_dir) / augmentation_backbone(config, value, scale))
+            folders.append(params[key])
+    return op, params, sorted(set(folders))
+
+
 def mirror_dir(config: dict) -> str | None:
     return config["data"].get("mirror") or os.environ.get("SENTAUG_MIRROR") or None
 

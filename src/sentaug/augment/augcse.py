@@ -731,9 +731,10 @@ def _seq2seq(model: str, what: str):
 _GENERATE_BATCH = 32   # lines per generate() call (beam search over batch x beams sequences)
 
 
-def _beam_candidates(texts: list[str], model: str, what: str, prefix: str, beams: int,
+def _beam_candidates(texts: list[str], model: str, what: str, prefix: str, beams: int | None,
                      max_new_tokens: int) -> list[list[str]]:
-    """Each text's `beams` best beam-search outputs (stripped, best first), batched over lines."""
+    """Each text's `beams` best beam-search outputs (stripped, best first), batched over lines. With
+    ``beams=None`` the model's own generation settings decide, and its one output is returned."""
     import torch
 
     tok, net = _seq2seq(model, what)
@@ -742,10 +743,12 @@ def _beam_candidates(texts: list[str], model: str, what: str, prefix: str, beams
         part = [prefix + t for t in texts[i:i + _GENERATE_BATCH]]
         enc = tok(part, return_tensors="pt", padding=True, truncation=True, max_length=256)
         enc = {k: v for k, v in enc.items() if k in ("input_ids", "attention_mask")}   # no token_type_ids
+        search = {} if beams is None else {"num_beams": beams, "num_return_sequences": beams}
         with torch.no_grad():
-            ids = net.generate(**enc, num_beams=beams, num_return_sequences=beams, max_new_tokens=max_new_tokens)
+            ids = net.generate(**enc, **search, max_new_tokens=max_new_tokens)
         decoded = [c.strip() for c in tok.batch_decode(ids, skip_special_tokens=True)]
-        out += [decoded[j * beams:(j + 1) * beams] for j in range(len(part))]
+        k = beams or 1
+        out += [decoded[j * k:(j + 1) * k] for j in range(len(part))]
     return out
 
 
@@ -760,15 +763,15 @@ def _draw(texts: list[str], candidates: list[list[str]], rng) -> list[str]:
 
 @register("DiverseParaphrase", family=FAMILY, needs_parse=False, batched=True,
           description="AugCSE A.2 (NL-Augmenter DiverseParaphrase): back-translation, English -> German "
-                      "(greedy) -> English (beam search, 5n candidates), n of them drawn uniformly (its "
-                      "'random' selection)",
+                      "(the model's own generation settings) -> English (beam search, 5n candidates), n of "
+                      "them drawn uniformly (its 'random' selection)",
           model=Param("", "local English->German seq2seq folder (paper: facebook/wmt19-en-de; required)"),
           back_model=Param("", "local German->English seq2seq folder (paper: facebook/wmt19-de-en; "
                                "default: the same as model)"),
           n=Param(1, "outputs per line; 5n beam candidates are decoded, as in NL-Augmenter"),
           max_new_tokens=Param(64, "longest output, in tokens"))
 def diverse_paraphrase(texts, rng, model="", back_model="", n=1, max_new_tokens=64) -> list[str]:
-    german = [c[0] for c in _beam_candidates(texts, model, "DiverseParaphrase", "", 1, max_new_tokens)]
+    german = [c[0] for c in _beam_candidates(texts, model, "DiverseParaphrase", "", None, max_new_tokens)]
     back = _beam_candidates(german, back_model or model, "DiverseParaphrase", "", 5 * n, max_new_tokens)
     # NL-Augmenter samples n of the 5n candidates; a cache holds one augmented line, so one is drawn
     return _draw(texts, [rng.sample(c, n) for c in back], rng)
