@@ -48,3 +48,20 @@ def test_mirror_tokenizer_missing_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.delenv("SENTAUG_MODEL_MIRROR", raising=False)
     with pytest.raises(FileNotFoundError, match=r"SENTAUG_MODEL_MIRROR to a folder holding roberta-base-tokenizer/"):
         build_backbone("tiny-roberta-bpe", CFG["backbones"]["tiny-roberta-bpe"], tmp_path / "x")
+
+
+def test_random_seq2seq_stand_in_is_deterministic_and_generates(tmp_path):
+    """tiny-bart (AugCSE's seq2seq stand-in) keeps its LM head: it reloads as a generation model."""
+    from transformers import AutoModelForSeq2SeqLM
+
+    spec = CFG["backbones"]["tiny-bart"]
+    build_backbone("tiny-bart", spec, tmp_path / "a")
+    build_backbone("tiny-bart", spec, tmp_path / "b")
+    a, b = load_file(str(tmp_path / "a/model.safetensors")), load_file(str(tmp_path / "b/model.safetensors"))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    model = AutoModelForSeq2SeqLM.from_pretrained(tmp_path / "a").eval()
+    tok = AutoTokenizer.from_pretrained(tmp_path / "a")
+    assert model.config.model_type == "bart" and model.config.d_model == spec["size"]["hidden"]
+    assert (model.config.encoder_layers, model.config.vocab_size) == (spec["size"]["layers"], len(tok))
+    out = model.generate(**tok(["The river flows north."], return_tensors="pt"), max_new_tokens=5)
+    assert out.shape[0] == 1 and 2 <= out.shape[1] <= 7      # decoder start + up to 5 new (+ forced eos)
