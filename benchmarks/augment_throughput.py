@@ -89,9 +89,10 @@ def main(argv=None) -> int:
         res = {"corpus": str(a.corpus), "limit": a.limit, "cpu_count": os.cpu_count(),
                "python": sys.version.split()[0], "platform": platform.platform(), "parse": {},
                "augmentations": {}, "shares": []}
+        parse_path = tmp / "corpus.spacy"
         for w in workers:
             _, s0 = timed(parse_corpus, small, tmp / "small.spacy", model=a.model, workers=w)
-            meta, s = timed(parse_corpus, corpus, tmp / "corpus.spacy", model=a.model, workers=w)
+            meta, s = timed(parse_corpus, corpus, parse_path, model=a.model, workers=w)
             n = meta["n"]
             res["parse"][str(w)] = {"seconds": round(s, 2), "sent_per_s": round(n / s, 1),
                                     "small_run_seconds": round(s0, 2), "marginal_sent_per_s": marginal(n, s, s0)}
@@ -106,7 +107,7 @@ def main(argv=None) -> int:
             _, s0 = timed(build_cache, op, small, tmp / "a.parquet", seed=a.seed, params=params,
                           parse=tmp / "small.spacy")
             st, s = timed(build_cache, op, corpus, tmp / "a.parquet", seed=a.seed, params=params,
-                          parse=tmp / "corpus.spacy")
+                          parse=parse_path)
             r = {"op": op, "needs_parse": needs_parse, "seconds": round(s, 2), "sent_per_s": round(n / s, 1),
                  "small_run_seconds": round(s0, 2), "marginal_sent_per_s": (rate := marginal(n, s, s0)),
                  "fixed_seconds": round(max(first - s0, 0.0) + s0 - (a.small / rate if rate else 0.0), 2),
@@ -116,7 +117,6 @@ def main(argv=None) -> int:
             print(f"{name:34s} {n / s:9.1f} sent/s whole run, marginal {r['marginal_sent_per_s']} sent/s "
                   f"({s:.1f} s; {st['share_changed']:.1f} % changed)", flush=True)
 
-        parse_path = tmp / "corpus.spacy"
         slowest = min((k for k, v in res["augmentations"].items() if v["needs_parse"]),
                       key=lambda k: res["augmentations"][k]["sent_per_s"], default=None)
         if slowest and max(workers) > 1:    # the rules' own parallel efficiency over the cached parse

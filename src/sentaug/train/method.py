@@ -144,14 +144,17 @@ class Method(nn.Module):
             elif name == "discriminator":
                 labels = torch.tensor(batch.labels[mine], device=z.device)
                 value = module(e[:b], e[2 * b + n_neg:], labels)
-            else:  # mlm, on a masked copy of the original sentences
-                orig = self._tokenize(batch.originals[mine])
-                value = module(self.encoder.backbone, orig["input_ids"], orig["attention_mask"], g)
+            else:
+                value = self._masked_lm(batch.originals[mine], g)
             parts[name] = value.item()
             total = total + self.weights[name] / size * value
         return total, parts
 
-    def _objectives_only(self, originals: list[str], g: torch.Generator, size: int):
+    def _masked_lm(self, originals: list[str], g: torch.Generator) -> torch.Tensor:
+        """The mlm objective, on masked copies of the original sentences."""
         orig = self._tokenize(originals)
-        value = self.objectives["mlm"](self.encoder.backbone, orig["input_ids"], orig["attention_mask"], g)
+        return self.objectives["mlm"](self.encoder.backbone, orig["input_ids"], orig["attention_mask"], g)
+
+    def _objectives_only(self, originals: list[str], g: torch.Generator, size: int):
+        value = self._masked_lm(originals, g)
         return self.weights["mlm"] / size * value, {"mlm": value.item()}
