@@ -1,5 +1,6 @@
 # sentaug: five augmentation-based contrastive sentence-embedding papers as one workflow.
-# Every table of every paper is a target:  snakemake results/tables/<paper>/<table>.tex --cores all
+# Every table and figure of every paper is a target:  snakemake results/tables/<paper>/<table>.tex --cores all
+#                                                      snakemake results/figures/<paper>/<figure>.pdf
 # Scale: --config scale=demo|small|paper (see config.yaml).  Cluster: --profile profiles/slurm
 from snakemake.utils import min_version, validate
 
@@ -24,4 +25,5 @@ include: "rules/report.smk"
 rule all:
     input:
         all_tables(),
+        W.all_figures(),
     default_target: True

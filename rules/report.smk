@@ -1,4 +1,4 @@
-# Stage 5: paper tables (and later figures), expanded from papers/<paper>.yaml.
+# Stage 5: paper tables and figures, expanded from papers/<paper>.yaml.
 
 
 rule table:
@@ -10,8 +10,7 @@ rule table:
         tex=f"{R}/tables/{{paper}}/{{table}}.tex",
         csv=f"{R}/tables/{{paper}}/{{table}}.csv",
     params:
-        inputs=lambda w: json.dumps({"rows": table_inputs(w.paper, w.table),
-                                     "meta": {"stand_ins": S["backbones"], "corpus": CORPUS}}),
+        inputs=lambda w: json.dumps({"rows": table_inputs(w.paper, w.table), "meta": W.table_meta()}),
     log:
         f"{R}/logs/report/{{paper}}/{{table}}.log",
     conda:
@@ -19,6 +18,26 @@ rule table:
     shell:
         "{SENTAUG} report table --paper-file {input.paper} --table {wildcards.table} --inputs {params.inputs:q} "
         "--scale {SCALE} --out {output.tex} > {log} 2>&1"
+
+
+rule figure:
+    input:
+        paper="papers/{paper}.yaml",
+        results=lambda w: W.figure_targets(w.paper, w.figure),
+        code=code("report"),
+    output:
+        pdf=f"{R}/figures/{{paper}}/{{figure}}.pdf",
+        png=f"{R}/figures/{{paper}}/{{figure}}.png",
+        csv=f"{R}/figures/{{paper}}/{{figure}}.csv",
+    params:
+        inputs=lambda w: json.dumps({"panels": W.figure_points(w.paper, w.figure), "meta": W.table_meta()}),
+    log:
+        f"{R}/logs/report/{{paper}}/{{figure}}.log",
+    conda:
+        "../envs/base.yaml"
+    shell:
+        "{SENTAUG} report figure --paper-file {input.paper} --figure {wildcards.figure} "
+        "--inputs {params.inputs:q} --scale {SCALE} --out {output.pdf} > {log} 2>&1"
 
 
 # Augmentation census: every declared augmentation on the scale's corpus (first seed), with the cosine

@@ -252,16 +252,16 @@ def test_dry_run_resolves_the_new_tables(tmp_path):
     for m in re.finditer(r"--paper-file papers/(\w+)\.yaml --table (\w+) --inputs '(\{.*?\})' ", run.stdout):
         inputs[f"{m[1]}/{m[2]}"] = json.loads(m[3])["rows"]
     assert set(inputs) == set(tables)
-    ev = f"{results}/eval/demo"
-    assert inputs["cards/table3"]["3"] == [f"{ev}/cards/tiny-roberta/cards/seed{s}/sts.json" for s in (1, 2)]
+    ev = f"{results}/eval/demo/shared"     # below paper scale the papers share their runs
+    assert inputs["cards/table3"]["3"] == [f"{ev}/tiny-roberta/cards/seed{s}/sts.json" for s in (1, 2)]
     assert inputs["vascl/table1"]["0"] == [f"{results}/eval/pretrained/demo/tiny-roberta/avg.json"]
     assert inputs["vascl/table2"]["0"] == [f"{results}/eval/pretrained/official/tiny-roberta/clustering/avg.json"]
-    assert inputs["vascl/table2"]["2"] == [f"{ev}/vascl/tiny-roberta/vascl/seed{s}/clustering.json" for s in (1, 2)]
-    assert inputs["augcse/table4"]["2"] == [f"{ev}/augcse/tiny-bert/augcse/seed{s}/sts.json" for s in (1, 2)]
-    assert inputs["augcse/table6"]["1"] == [f"{ev}/augcse/tiny-bert/augcse_bool/seed{s}/sts.json" for s in (1, 2)]
+    assert inputs["vascl/table2"]["2"] == [f"{ev}/tiny-roberta/vascl/seed{s}/clustering.json" for s in (1, 2)]
+    assert inputs["augcse/table4"]["2"] == [f"{ev}/tiny-bert/augcse/seed{s}/sts.json" for s in (1, 2)]
+    assert inputs["augcse/table6"]["1"] == [f"{ev}/tiny-bert/augcse_bool/seed{s}/sts.json" for s in (1, 2)]
     # CLEAR: the -mean rows need the run under mean pooling; the [CLS] rows are the run's own eval pooler
-    assert inputs["clear/table2"]["2"] == [f"{ev}/clear/tiny-roberta/clear_subs_del_word/seed{s}/sts.avg.json"
+    assert inputs["clear/table2"]["2"] == [f"{ev}/tiny-roberta/clear_subs_del_word/seed{s}/sts.avg.json"
                                            for s in (1, 2)]
-    assert inputs["clear/table2"]["5"] == [f"{ev}/clear/tiny-roberta/clear_del_span_reorder/seed{s}/sts.json"
+    assert inputs["clear/table2"]["5"] == [f"{ev}/tiny-roberta/clear_del_span_reorder/seed{s}/sts.json"
                                            for s in (1, 2)]
     assert re.search(r"evaluate_run_pooler\s+4\b", run.stdout)

@@ -79,7 +79,7 @@ def test_table4_cells_are_the_mean_of_the_seed_results(workflow):
         if "pretrained" in row:
             files = [results / f"eval/pretrained/demo/{bb}/{row['pretrained']}.json"]
         else:
-            files = [results / f"eval/demo/sda/{bb}/{row['method']}/seed{s}/sts.json" for s in (1, 2)]
+            files = [results / f"eval/demo/shared/{bb}/{row['method']}/seed{s}/sts.json" for s in (1, 2)]
         values = [json.loads(f.read_text()) for f in files]
         for col, reported in zip(paper["columns"], row["paper"]):
             cell = table[(table["row"] == row["label"]) & (table["column"] == col) & (table["block"] == block["title"])]
@@ -98,8 +98,8 @@ def test_trained_model_scores_match_scipy_on_the_raw_file(workflow):
     from transformers import AutoModel, AutoTokenizer
 
     results, _, _ = workflow
-    run = results / "runs/demo/sda/tiny-bert/sda_pi/seed1"
-    reported = json.loads((results / "eval/demo/sda/tiny-bert/sda_pi/seed1/sts.json").read_text())
+    run = results / "runs/demo/shared/tiny-bert/sda_pi/seed1"
+    reported = json.loads((results / "eval/demo/shared/tiny-bert/sda_pi/seed1/sts.json").read_text())
     tok, model = AutoTokenizer.from_pretrained(run), AutoModel.from_pretrained(run).eval()
     lines = (results / "data/demo/sts/STSBenchmark/sts-test.csv").read_text(encoding="utf-8").splitlines()
     fields = [ln.split("\t") for ln in lines]

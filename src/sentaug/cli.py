@@ -161,6 +161,12 @@ def cmd_report_table(a):
     render_table(a.paper_file, a.table, a.inputs, a.out, scale=a.scale)
 
 
+def cmd_report_figure(a):
+    from .report.figures import render_figure
+
+    render_figure(a.paper_file, a.figure, a.inputs, a.out, scale=a.scale)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sentaug", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
@@ -286,6 +292,13 @@ def build_parser() -> argparse.ArgumentParser:
     tb.add_argument("--scale", required=True)
     tb.add_argument("--out", required=True, help=".tex path; the .csv is written beside it")
     tb.set_defaults(func=cmd_report_table)
+    fg = rs.add_parser("figure")
+    fg.add_argument("--paper-file", required=True)
+    fg.add_argument("--figure", required=True)
+    fg.add_argument("--inputs", required=True, help='JSON {"panels": [[point, ...], ...], "meta": {...}}')
+    fg.add_argument("--scale", required=True)
+    fg.add_argument("--out", required=True, help=".pdf path; the .png and .csv are written beside it")
+    fg.set_defaults(func=cmd_report_figure)
     ce = rs.add_parser("census", help="augmentation census table (share changed, edit distance, length, cosine)")
     ce.add_argument("--inputs", required=True,
                     help='JSON {"rows": {name: {"stats": cache stats JSON, "embedding": augment-cosine JSON}}, '

@@ -8,6 +8,7 @@ the command line as parameters, so Snakemake reruns exactly the jobs whose setti
 from __future__ import annotations
 
 import copy
+import json
 import os
 from importlib import resources
 from pathlib import Path
@@ -51,17 +52,21 @@ def check_references(config: dict) -> None:
             if key in s and s[key] not in config["backbones"]:
                 raise ConfigError(f"config key 'scales.{scale}.{key}': unknown backbone '{s[key]}'")
     for name, m in config["methods"].items():
-        pos = m["positive"]
-        used = [("positive.augmentation", pos.get("augmentation"))] if pos["source"] in ("cache", "two_views") else []
-        used += [("augmented_view", a) for a in m.get("augmented_view") or []]
-        for key, aug in used:
-            if aug not in config["augmentations"]:
-                raise ConfigError(f"config key 'methods.{name}.{key}': unknown augmentation '{aug}'")
+        _check_method_references(config, name, m)
     for name, b in config["backbones"].items():
         needed = {"hub": ["id"], "package": ["package"], "random": ["arch", "tokenizer", "size"]}[b["source"]]
         for key in needed:
             if key not in b:
                 raise ConfigError(f"config key 'backbones.{name}.{key}' is required for source '{b['source']}'")
+
+
+def _check_method_references(config: dict, name: str, m: dict) -> None:
+    pos = m["positive"]
+    used = [("positive.augmentation", pos.get("augmentation"))] if pos["source"] in ("cache", "two_views") else []
+    used += [("augmented_view", a) for a in m.get("augmented_view") or []]
+    for key, aug in used:
+        if aug not in config["augmentations"]:
+            raise ConfigError(f"config key 'methods.{name}.{key}': unknown augmentation '{aug}'")
 
 
 def scale_settings(config: dict, scale: str | None = None) -> dict:
@@ -109,6 +114,95 @@ def model_mirror_dir(config: dict) -> str | None:
     return config["data"].get("model_mirror") or os.environ.get("SENTAUG_MODEL_MIRROR") or None
 
 
+# A method variant is a declared method with some of its keys set: "<method>~<key.path>=<value>[~...]", e.g.
+# "cards~positive.p=0.1" or "augcse~objectives.discriminator.alpha=-10". Figures sweep a setting this way
+# (one run per value) without a config entry per point. A path walks the method's mapping; in a list of
+# objectives a segment names the objective. Values are read as YAML scalars.
+VARIANT_SEP = "~"
+
+
+def split_variant(name: str) -> tuple[str, dict]:
+    """"cards~positive.p=0.1" -> ("cards", {"positive.p": 0.1})."""
+    base, *settings = name.split(VARIANT_SEP)
+    overrides = {}
+    for setting in settings:
+        key, sep, value = setting.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"method variant '{name}': '{setting}' is not key.path=value")
+        overrides[key] = yaml.safe_load(value)
+    return base, overrides
+
+
+def variant_name(method: str, overrides: dict | None = None) -> str:
+    """The run name of `method` with `overrides` set (the inverse of `split_variant`)."""
+    def scalar(v):
+        if isinstance(v, bool) or v is None:
+            return json.dumps(v)
+        return str(v)
+
+    return method + "".join(f"{VARIANT_SEP}{k}={scalar(v)}" for k, v in (overrides or {}).items())
+
+
+def _set_path(node, path: str, value, where: str) -> None:
+    *parents, leaf = path.split(".")
+    for seg in parents:
+        node = _child(node, seg, path, where, create=True)
+    if isinstance(node, list):
+        raise ConfigError(f"method variant '{where}': '{path}' names a list element, not a setting")
+    node[leaf] = value
+
+
+def _child(node, seg: str, path: str, where: str, create: bool):
+    if isinstance(node, list):      # objectives: the element with that name, or an index
+        for i, item in enumerate(node):
+            if (isinstance(item, dict) and item.get("name") == seg) or seg == str(i):
+                return item
+        raise ConfigError(f"method variant '{where}': no '{seg}' in '{path}'")
+    if not isinstance(node, dict):
+        raise ConfigError(f"method variant '{where}': '{path}' goes below a value")
+    if seg not in node:
+        if not create:
+            raise ConfigError(f"method variant '{where}': no '{seg}' in '{path}'")
+        node[seg] = {}
+    elif isinstance(node[seg], str):   # the short form of a source (negatives: in_batch)
+        node[seg] = {"source": node[seg]} if seg == "negatives" else {"name": node[seg]}
+    return node[seg]
+
+
+def get_setting(method: dict, path: str):
+    """The value at `path` in a method declaration (ConfigError when it is not set)."""
+    node = method
+    for seg in path.split("."):
+        node = _child(node, seg, path, path, create=False)
+    return node
+
+
+def method_config(config: dict, name: str) -> dict:
+    """The declaration of method `name` (a declared method or a variant of one), checked against the schema."""
+    base, overrides = split_variant(name)
+    if base not in config["methods"]:
+        raise ConfigError(f"unknown method '{base}'")
+    method = copy.deepcopy(config["methods"][base])
+    if not overrides:
+        return method
+    for path, value in overrides.items():
+        _set_path(method, path, value, name)
+    import jsonschema
+
+    schema = load_yaml(SCHEMA_PATH)
+    method_schema = {**schema["properties"]["methods"]["additionalProperties"], "$defs": schema["$defs"]}
+    error = next(iter(jsonschema.Draft202012Validator(method_schema).iter_errors(method)), None)
+    if error is not None:
+        where = ".".join(str(p) for p in error.path) or "<method>"
+        raise ConfigError(f"method variant '{name}': {where}: {error.message}")
+    _check_method_references(config, name, method)
+    return method
+
+
+def is_method(config: dict, name: str) -> bool:
+    return split_variant(name)[0] in config["methods"]
+
+
 def load_paper(config: dict, name: str) -> dict:
     path = Path(config.get("papers_dir", "papers")) / f"{name}.yaml"
     if not path.exists():
@@ -126,8 +220,11 @@ def load_paper(config: dict, name: str) -> dict:
             if len(row["paper"]) != ncols:
                 raise ConfigError(f"{path}: table {tname} row '{row['label']}' has {len(row['paper'])} "
                                   f"reported values for {ncols} columns")
-            if "method" in row and row["method"] not in config["methods"]:
-                raise ConfigError(f"{path}: table {tname} row '{row['label']}': unknown method '{row['method']}'")
+            if "method" in row:
+                try:
+                    method_config(config, row["method"])
+                except ConfigError as e:
+                    raise ConfigError(f"{path}: table {tname} row '{row['label']}': {e}") from None
             if "augmentation" in row and row["augmentation"] not in config["augmentations"]:
                 raise ConfigError(f"{path}: table {tname} row '{row['label']}': "
                                   f"unknown augmentation '{row['augmentation']}'")
@@ -167,7 +264,7 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
     """
     scale = scale or config["scale"]
     s = scale_settings(config, scale)
-    m = config["methods"][method]
+    m = method_config(config, method)
     layers = [s["train"], m.get("train", {})]
     if s["paper_recipes"]:
         layers.append(config["backbones"][backbone].get("train", {}))

@@ -12,25 +12,7 @@ from pathlib import Path
 
 from ..config import iter_rows, load_yaml
 from ..io import atomic_path, read_json
-
-# How each kind of table reads one value per column from one result file. Any other kind names an
-# evaluation suite (transfer, clustering, intent, ...): its columns are keys of the suite's JSON.
-VALUE_READERS = {
-    "sts": lambda result, column: result[column],
-    "augmentation_share": lambda result, column: result["share_changed"],
-}
-
-
-def suite_value(result: dict, column: str) -> float:
-    """A suite table's cell: the suite JSON's value under the column's name (task name, `avg`, ...)."""
-    if column not in result:
-        raise KeyError(f"suite result has no key '{column}' (has: {', '.join(sorted(result))})")
-    return result[column]
-# Kinds whose value also depends on the row (the row's spec is passed as a third argument).
-ROW_VALUE_READERS = {
-    # CARDS Table 1: % of switched words per effect/direction (sentaug.augment.cards.tokenization_effects)
-    "tokenization_effects": lambda result, column, row: result["percent"][row["effect"]],
-}
+from .kinds import table_kind
 
 
 def summarise(values: list[float]) -> tuple[float, float]:
@@ -42,12 +24,7 @@ def summarise(values: list[float]) -> tuple[float, float]:
 def table_rows(paper: dict, table_name: str, inputs: dict) -> list[dict]:
     """One record per (row, column): reproduced mean/sd over the row's result files, paper value, diff."""
     table = paper["tables"][table_name]
-    kind = table["kind"]
-    if kind in ROW_VALUE_READERS:
-        read = ROW_VALUE_READERS[kind]
-    else:
-        value = VALUE_READERS.get(kind, suite_value)
-        read = lambda r, c, row: value(r, c)  # noqa: E731
+    read = table_kind(table["kind"]).value
     records = []
     for i, row in enumerate(iter_rows(table)):
         files = inputs[str(i)]

@@ -1,0 +1,118 @@
+"""Paper figures as data (sentaug.report.figures): a sweep resolves to one run per declared setting (the
+declared value reusing the method's own run), and the numbers behind every panel (.csv) are the mean and sd of
+the result files, computed by hand here."""
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import sentaug.config as sc
+from sentaug.report.figures import canonical_method, render_figure
+from sentaug.workflow import Workflow
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PAPER = """
+short: X
+figures:
+  figure9:
+    caption: "A sweep and bars."
+    panels:
+      - title: "(a) p"
+        kind: sweep
+        backbone: roberta-base
+        x: {label: "p", setting: positive.p, values: [0.05, 0.2]}
+        y: {label: "STS avg", metric: sts.avg}
+        y2: {label: "seconds", metric: train.train_seconds}
+        series:
+          - {label: "switch-case", method: simcse_switch_case, paper: {0.2: 70.0}}
+        baseline: {label: "SimCSE", method: simcse}
+      - title: "(b) bars"
+        kind: bars
+        backbone: roberta-base
+        y: {label: "score", metrics: [sts.avg, transfer.avg]}
+        series:
+          - {label: "pre-trained", pretrained: avg, paper: [50.0, null]}
+          - {label: "SimCSE", method: simcse}
+"""
+
+
+@pytest.fixture()
+def cfg(tmp_path):
+    config = sc.load_yaml(ROOT / "config.yaml")
+    (tmp_path / "papers").mkdir()
+    (tmp_path / "papers" / "x.yaml").write_text(PAPER)
+    return {**config, "papers_dir": str(tmp_path / "papers"), "papers": ["x"], "scale": "demo"}
+
+
+def test_canonical_method_drops_declared_settings(cfg):
+    assert canonical_method(cfg, "simcse_switch_case", {"positive.p": 0.05}) == "simcse_switch_case"
+    assert canonical_method(cfg, "simcse_switch_case", {"positive.p": 0.2}) == "simcse_switch_case~positive.p=0.2"
+    assert canonical_method(cfg, "cards", {"negatives.s": 1, "negatives.k": 8}) == "cards~negatives.k=8"
+
+
+def test_sweep_has_one_run_per_declared_setting(cfg, tmp_path):
+    wf = Workflow(cfg, results=str(tmp_path / "R"))
+    sweep, bars = wf.figure_points("x", "figure9")
+    sts = [p for p in sweep if p["metric"] == "sts.avg" and not p.get("baseline")]
+    assert [p["x"] for p in sts] == [0.05, 0.2]
+    assert [p["method"] for p in sts] == ["simcse_switch_case", "simcse_switch_case~positive.p=0.2"]
+    assert sts[1]["files"] == [f"{tmp_path}/R/eval/demo/shared/tiny-roberta/simcse_switch_case~positive.p=0.2/"
+                               f"seed{s}/sts.json" for s in (1, 2)]
+    # a training metric is read inside the run folder, which is what Snakemake must build
+    secs = [p for p in sweep if p["metric"] == "train.train_seconds" and p["x"] == 0.2][0]
+    run = f"{tmp_path}/R/runs/demo/shared/tiny-roberta/simcse_switch_case~positive.p=0.2/seed1"
+    assert secs["files"][0] == f"{run}/train_summary.json" and secs["targets"][0] == run
+    assert [p["files"] for p in bars if p["series"] == "pre-trained"] == [
+        [f"{tmp_path}/R/eval/pretrained/demo/tiny-roberta/avg.json"],
+        [f"{tmp_path}/R/eval/pretrained/official/tiny-roberta/transfer/avg.json"]]
+
+
+def test_rendered_numbers_are_the_result_files(cfg, tmp_path):
+    wf = Workflow(cfg, results=str(tmp_path / "R"))
+    panels = wf.figure_points("x", "figure9")
+    values = {"sts.avg": {"simcse_switch_case": [60.0, 62.0], "simcse_switch_case~positive.p=0.2": [55.0, 58.0],
+                          "simcse": [50.0, 51.0], "pretrained:avg": [40.0]},
+              "train.train_seconds": {"simcse_switch_case": [10.0, 12.0],
+                                      "simcse_switch_case~positive.p=0.2": [11.0, 11.0], "simcse": [9.0, 9.0]},
+              "transfer.avg": {"simcse": [70.0, 74.0], "pretrained:avg": [65.0]}}
+    for panel in panels:
+        for p in panel:
+            for f, v in zip(p["files"], values[p["metric"]][p["method"]]):
+                Path(f).parent.mkdir(parents=True, exist_ok=True)
+                Path(f).write_text(json.dumps({p["metric"].split(".", 1)[1]: v}))
+    out = tmp_path / "fig" / "figure9.pdf"
+    render_figure(str(tmp_path / "papers" / "x.yaml"), "figure9", json.dumps({"panels": panels, "meta": {}}),
+                  str(out), "demo")
+    csv = pd.read_csv(out.with_suffix(".csv"))
+    row = csv[(csv.method == "simcse_switch_case~positive.p=0.2") & (csv.metric == "sts.avg")].iloc[0]
+    # mean(55, 58) = 56.5; sd = 3 / sqrt(2) = 2.1213; the paper's point at x = 0.2 is 70
+    assert (row["mean"], round(row["sd"], 4), row["n"], row["paper"]) == (56.5, 2.1213, 2, 70.0)
+    base = csv[(csv.series == "SimCSE") & (csv.metric == "train.train_seconds") & (csv.panel == 0)].iloc[0]
+    assert base["mean"] == 9.0 and base["sd"] == 0.0 and bool(base["baseline"])
+    bar = csv[(csv.panel == 1) & (csv.series == "pre-trained") & (csv.metric == "sts.avg")].iloc[0]
+    assert (bar["mean"], bar["n"], bar["paper"]) == (40.0, 1, 50.0)
+    assert len(csv) == 2 * 2 + 2 + 2 * 2        # sweep: 2 x values x 2 metrics + baseline x 2; bars: 2 x 2
+    assert out.stat().st_size > 1000 and out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_missing_metric_names_it_and_writes_nothing(cfg, tmp_path):
+    wf = Workflow(cfg, results=str(tmp_path / "R"))
+    panels = wf.figure_points("x", "figure9")
+    for panel in panels:
+        for p in panel:
+            for f in p["files"]:
+                Path(f).parent.mkdir(parents=True, exist_ok=True)
+                Path(f).write_text(json.dumps({"other": 1.0}))
+    out = tmp_path / "fig" / "figure9.pdf"
+    with pytest.raises(KeyError, match="metric 'sts.avg': result has no key 'avg'"):
+        render_figure(str(tmp_path / "papers" / "x.yaml"), "figure9", json.dumps({"panels": panels}), str(out),
+                      "demo")
+    assert not out.parent.exists() or not any(out.parent.iterdir())
+
+
+def test_unknown_panel_kind_is_named(cfg, tmp_path):
+    (tmp_path / "papers" / "x.yaml").write_text(PAPER.replace("kind: bars", "kind: pie"))
+    with pytest.raises(ValueError, match="unknown panel kind 'pie'"):
+        Workflow(cfg, results="R").figure_points("x", "figure9")
