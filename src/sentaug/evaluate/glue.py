@@ -18,8 +18,8 @@ does for STS-B). With `switch_case > 0` the second pass sees a switch-cased copy
 first letter of each word flips case with probability p), the first pass the original.
 
 Data: `<data>/glue/<TASK>/{train,dev}.tsv` (MNLI: `dev_matched.tsv`, `dev_mismatched.tsv`), the layout of
-GLUE's `download_glue_data.py`. Only dev files are available offline; `train_on_dev=True` fine-tunes on the
-dev split itself, for smoke tests only (the output says so, and its numbers mean nothing).
+GLUE's `download_glue_data.py`, read by `sentaug.data.glue`. `train_on_dev=True` fine-tunes on the dev split
+itself when a task has no train.tsv, for smoke tests only (the output says so, and its numbers mean nothing).
 """
 from __future__ import annotations
 
@@ -30,103 +30,20 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
-
-@dataclass(frozen=True)
-class GlueTask:
-    folder: str                       # folder under <data>/glue/
-    text_columns: tuple               # header names of the sentence column(s)
-    label_column: str
-    labels: tuple | None              # class names in label order; None = regression
-    eval_splits: tuple = ("dev",)
-    header: bool = True
-    positional: dict | None = None    # for header-less files: column name -> index
-
-
-TASKS: dict[str, GlueTask] = {
-    # CoLA has no header: source, label, original label (empty), sentence.
-    "CoLA": GlueTask("CoLA", ("sentence",), "label", ("0", "1"), header=False,
-                     positional={"label": 1, "sentence": 3}),
-    "SST-2": GlueTask("SST-2", ("sentence",), "label", ("0", "1")),
-    "MRPC": GlueTask("MRPC", ("#1 String", "#2 String"), "Quality", ("0", "1")),
-    "RTE": GlueTask("RTE", ("sentence1", "sentence2"), "label", ("entailment", "not_entailment")),
-    "STS-B": GlueTask("STS-B", ("sentence1", "sentence2"), "score", None),
-    "QQP": GlueTask("QQP", ("question1", "question2"), "is_duplicate", ("0", "1")),
-    "QNLI": GlueTask("QNLI", ("question", "sentence"), "label", ("entailment", "not_entailment")),
-    "MNLI": GlueTask("MNLI", ("sentence1", "sentence2"), "gold_label", ("contradiction", "entailment", "neutral"),
-                     eval_splits=("dev_matched", "dev_mismatched")),
-}
-ALIASES = {"SST": "SST-2", "SST2": "SST-2", "STS": "STS-B", "STSB": "STS-B"}
-
-
-def task_spec(task: str) -> GlueTask:
-    name = ALIASES.get(task, task)
-    if name not in TASKS:
-        raise ValueError(f"unknown GLUE task {task!r}; choose from {', '.join(TASKS)}")
-    return TASKS[name]
-
-
-class GlueSplit(NamedTuple):
-    text_a: list[str]
-    text_b: list[str] | None
-    labels: np.ndarray  # int64 class ids, or float64 scores for STS-B
+from ..data.glue import ALIASES, TASKS, GlueSplit, GlueTask, task_dir, task_spec  # noqa: F401  (re-exported)
+from ..data.glue import read_glue as read_task_split
 
 
 def split_path(data_dir: str | os.PathLike, task: str, split: str) -> Path:
-    return Path(data_dir) / "glue" / task_spec(task).folder / f"{split}.tsv"
+    return task_dir(data_dir, task) / f"{split}.tsv"
 
 
 def read_glue(data_dir: str | os.PathLike, task: str, split: str) -> GlueSplit:
-    """One split of one task. Fields are split on tabs with no quoting (GLUE's texts contain bare quotes);
-    a UTF-8 BOM (MRPC) is ignored. QQP's train file has a few rows with missing fields: they are skipped, as
-    GLUE's reference processors do; anywhere else a short row is an error naming the file and line."""
-    spec, path = task_spec(task), split_path(data_dir, task, split)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: GLUE {task} {split} split not found")
-    with open(path, encoding="utf-8-sig") as f:  # universal newlines; -sig drops MRPC's BOM
-        lines = f.read().split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if spec.header:
-        if not lines:
-            raise ValueError(f"{path}: empty file (expected a header line)")
-        header = lines[0].split("\t")
-        missing = [c for c in (*spec.text_columns, spec.label_column) if c not in header]
-        if missing:
-            raise ValueError(f"{path}: header lacks column(s) {', '.join(missing)} (has: {', '.join(header)})")
-        cols = {c: header.index(c) for c in (*spec.text_columns, spec.label_column)}
-        body, first = lines[1:], 2
-    else:
-        cols, body, first = spec.positional, lines, 1
-    need = max(cols.values()) + 1
-    texts = [[] for _ in spec.text_columns]
-    labels = []
-    for lineno, line in enumerate(body, start=first):
-        fields = line.split("\t")
-        if len(fields) < need:
-            if spec.folder == "QQP":
-                continue
-            raise ValueError(f"{path}:{lineno}: {len(fields)} tab-separated fields, expected at least {need}")
-        raw = fields[cols[spec.label_column]].strip()
-        if spec.labels is None:
-            try:
-                value = float(raw)
-            except ValueError:
-                raise ValueError(f"{path}:{lineno}: score {raw!r} is not a number") from None
-        else:
-            if raw not in spec.labels:
-                raise ValueError(f"{path}:{lineno}: label {raw!r} is not one of {', '.join(spec.labels)}")
-            value = spec.labels.index(raw)
-        labels.append(value)
-        for t, c in zip(texts, spec.text_columns):
-            t.append(fields[cols[c]])
-    if not labels:
-        raise ValueError(f"{path}: no examples")
-    dtype = np.float64 if spec.labels is None else np.int64
-    return GlueSplit(texts[0], texts[1] if len(texts) > 1 else None, np.asarray(labels, dtype=dtype))
+    """One split of one task under a data root (`<data>/glue/<TASK>/<split>.tsv`): sentaug.data.glue's reader."""
+    return read_task_split(task_dir(data_dir, task), split, task=task)
 
 
 # ----------------------------------------------------------------------------------------------- metrics
