@@ -28,7 +28,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-FAMILY_MODULES = ("sentaug.augment.sda", "sentaug.augment.cards", "sentaug.augment.clear",
+FAMILY_MODULES = ("sentaug.augment.sda", "sentaug.augment.sda_zh", "sentaug.augment.cards", "sentaug.augment.clear",
                   "sentaug.augment.baselines", "sentaug.augment.explicit", "sentaug.augment.augcse")
 
 
