@@ -14,6 +14,13 @@ uniformly from the set, fixed for the run by (seed, line) (AugCSE samples once; 
 worse, its footnote 6). Its label is the augmentation's position + 1, or 0 ("unchanged") where that cache
 left the line as it was; with `labels: bool` it is 1 if changed, else 0.
 
+A cache may hold token-level positives (CARDS Table 5's re-tokenization and BPE-dropout:
+`sentaug.augment.cards.TOKENS_PREFIX` + the tokenizer's tokens); they pass through as such and
+`Method` encodes them as tokens.
+
+`train.lowercase` (CARDS Table 4, upper case ignored in training): every text the run trains on is
+lower-cased (anchors, positives, augmented views; token-level positives are left as they are).
+
 Lines the corpus reader flagged as empty are never trained on. Line ids are kept: retrieval looks
 negatives up by corpus line.
 """
@@ -38,6 +45,13 @@ def _read_cache(path: str | Path):
     import pandas as pd
 
     return pd.read_parquet(path, columns=["original", "augmented", "changed", "flag"])
+
+
+def _lower(texts: list[str]) -> list[str]:
+    """Lower-cased texts; token-level cache entries are left alone (their tokens are the tokenizer's own)."""
+    from ..augment.cards import TOKENS_PREFIX
+
+    return [t if t.startswith(TOKENS_PREFIX) else t.lower() for t in texts]
 
 
 class TrainingData:
@@ -73,6 +87,10 @@ class TrainingData:
         self.augmented, self.labels = self._augmented_view(tables)
         if self.source == "augmented_view" and not self.augmented:
             raise ValueError(f"method '{spec['method']}': positive source 'augmented_view' needs augmented_view")
+        if spec.get("lowercase"):
+            self.originals, self.augmented = _lower(self.originals), _lower(self.augmented)
+            self.view_a = _lower(self.view_a) if self.view_a is not None else None
+            self.view_b = _lower(self.view_b) if self.view_b is not None else None
 
     def _augmented_view(self, tables) -> tuple[list[str], list[int]]:
         if not tables:

@@ -119,8 +119,6 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     `stop_after` interrupts after that step (for tests)."""
     from tqdm.auto import tqdm
 
-    from ..evaluate.sts import DevEvaluator
-
     caches = [positives] if isinstance(positives, (str, Path)) else list(positives or [])
     out = Path(out)
     partial = Path(f"{out}.partial")
@@ -148,7 +146,7 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     total = spec["max_steps"] or spec["epochs"] * math.ceil(len(data) / spec["batch_size"])
     optimizer = torch.optim.AdamW(parameter_groups(method, spec), lr=spec["learning_rate"])
     scheduler = lr_schedule(optimizer, total, spec.get("schedule", "linear"))
-    evaluator = DevEvaluator(dev_data)
+    evaluator = dev_evaluator(spec, dev_data)
     ckpt = _Checkpoint(partial)
 
     step, best, (running, since), part_sums = 0, -math.inf, (0.0, 0), {}
@@ -237,6 +235,17 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     os.replace(final, out)
     shutil.rmtree(partial, ignore_errors=True)
     return summary
+
+
+def dev_evaluator(spec: dict, dev_data: str):
+    """STS-B dev of the data root `dev_data`; CNSD dev for a Chinese run (spec `language: zh`, SDA Table 5)."""
+    from ..evaluate.sts import DevEvaluator
+
+    if spec.get("language", "en") == "zh":
+        from ..data.cnsd import read_cnsd_split
+
+        return DevEvaluator(pairs=read_cnsd_split(dev_data, "dev"))
+    return DevEvaluator(dev_data)
 
 
 def parameter_groups(method, spec: dict) -> list[dict]:
