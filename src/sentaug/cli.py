@@ -67,7 +67,14 @@ def cmd_evaluate_sts(a):
     from .evaluate.sts import evaluate_sts_cli
 
     evaluate_sts_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, batch_size=a.batch_size,
-                     device=a.device, scale=a.scale)
+                     device=a.device, scale=a.scale, lowercase=a.lowercase)
+
+
+def cmd_evaluate_cnsd(a):
+    from .evaluate.cnsd import evaluate_cnsd_cli
+
+    evaluate_cnsd_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, batch_size=a.batch_size,
+                      device=a.device, scale=a.scale)
 
 
 def cmd_evaluate_transfer(a):
@@ -229,7 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
     sts.add_argument("--batch-size", type=int, default=128)
     sts.add_argument("--device", default=None)
     sts.add_argument("--scale", default=None, help="recorded in the output")
+    sts.add_argument("--lowercase", action="store_true",
+                     help="lower-case every sentence first (CARDS Table 4: upper case ignored in evaluation)")
     sts.set_defaults(func=cmd_evaluate_sts)
+    cn = evs.add_parser("cnsd", help="Chinese STS-B (CNSD) test and dev, Spearman x100 of cosine (SDA Table 5)")
+    _suite_args(cn, "folder laid out like ../shared/data (cnsd/cnsd-sts-{dev,test}.txt)")
+    cn.set_defaults(func=cmd_evaluate_cnsd)
     tr = evs.add_parser("transfer", help="SentEval transfer: MR CR SUBJ MPQA SST2 TREC MRPC (logistic regression)")
     _suite_args(tr, "folder laid out like ../shared/data (transfer/)")
     tr.add_argument("--mode", choices=["fast", "test"], default="fast", help="k = 5 (fast) or 10 (test) folds")

@@ -44,6 +44,13 @@ def load_suite(data_dir: str | os.PathLike) -> dict[str, dict[str, Pairs]]:
     return suite
 
 
+def lowercase_suite(suite: dict[str, dict[str, Pairs]]) -> dict[str, dict[str, Pairs]]:
+    """The suite with every sentence lower-cased (CARDS Table 4: upper case ignored in evaluation). Of the
+    SentEval files only SICK is cased; the STS12-16 and STS-B files ship lower-cased already."""
+    return {task: {part: Pairs([x.lower() for x in p.s1], [x.lower() for x in p.s2], p.gold)
+                   for part, p in parts.items()} for task, parts in suite.items()}
+
+
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cosine in float64, NaN-safe like SentEval (nan_to_num on inputs and result: 0/0 -> 0)."""
     a = np.nan_to_num(np.asarray(a, dtype=np.float64))
@@ -130,8 +137,9 @@ def format_table(res: dict) -> str:
                       " ".join(f"{res[n]:.2f}".rjust(w) for n, w in zip(names, width))])
 
 
-def evaluate_sts_cli(model, pooler, data, out, batch_size=128, device=None, scale=None) -> dict:
-    """`sentaug evaluate sts`: load data (fail fast), then the model; evaluate; write one JSON atomically."""
+def evaluate_sts_cli(model, pooler, data, out, batch_size=128, device=None, scale=None, lowercase=False) -> dict:
+    """`sentaug evaluate sts`: load data (fail fast), then the model; evaluate; write one JSON atomically.
+    `lowercase`: every sentence lower-cased first (recorded in the JSON)."""
     import torch
     import transformers
 
@@ -142,9 +150,11 @@ def evaluate_sts_cli(model, pooler, data, out, batch_size=128, device=None, scal
 
     start = time.perf_counter()
     suite = load_suite(data)
+    if lowercase:
+        suite = lowercase_suite(suite)
     net, tokenizer = load_pretrained(model, device)
     res = evaluate_suite(net, tokenizer, suite, (pooler,), batch_size, progress=True)[pooler]
-    record = {"model": str(model), "pooler": pooler, "data": str(data), "scale": scale,
+    record = {"model": str(model), "pooler": pooler, "data": str(data), "scale": scale, "lowercase": bool(lowercase),
               **{k: res[k] for k in (*TASKS, "avg", "STSBenchmark_dev", "SICKRelatedness_dev")},
               "n_pairs": n_pairs(suite), "seconds": round(time.perf_counter() - start, 2),
               "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
@@ -160,13 +170,17 @@ class DevEvaluator:
     """Fast dev-set check for training (default STS-B dev, 1,500 pairs): pairs are loaded once.
 
     `task` is STSBenchmark or SICKRelatedness with `split` train/dev/test, or an STS12-16 year ("all"
-    Spearman; `split` ignored). Calling it returns Spearman x100 for `pooler`; `embed` restores the model's
-    train/eval state, so it is safe to call between optimiser steps.
+    Spearman; `split` ignored); or `pairs` given directly (CNSD dev for a Chinese run). Calling it returns
+    Spearman x100 for `pooler`; `embed` restores the model's train/eval state, so it is safe to call between
+    optimiser steps.
     """
 
-    def __init__(self, data_dir: str | os.PathLike, task: str = "STSBenchmark", split: str = "dev"):
+    def __init__(self, data_dir: str | os.PathLike | None = None, task: str = "STSBenchmark", split: str = "dev",
+                 pairs: Pairs | None = None):
         self.task, self.split = task, split
-        if task in STS_YEARS:
+        if pairs is not None:
+            self.pairs = pairs
+        elif task in STS_YEARS:
             topics = read_sts_year(task_folder(data_dir, task))
             self.pairs = Pairs([s for p in topics.values() for s in p.s1], [s for p in topics.values() for s in p.s2],
                                np.concatenate([p.gold for p in topics.values()]))
