@@ -149,3 +149,27 @@ def test_official_pins_match_the_real_mirror(tmp_path, mirror):
     assert sum(1 for _ in (tmp_path / "wiki/wiki1m_head.txt").open()) == 11914
     assert (tmp_path / "sts/STS13-en-test/STS.gs.FNWN.txt").read_bytes() == \
         (Path(mirror) / "sts/STS13-en-test/STS.gs.FNWN.txt").read_bytes()
+
+
+def test_zip_member_found_by_name_with_a_prefix_pin(tmp_path):
+    """SimCLUE's corpus: one member of a zip, named corpus.json in an undocumented folder, pinned by its line
+    count and the sha256 of its head; a zip with two such members is refused and leaves nothing."""
+    import zipfile
+
+    lines = [f"句子 {i}\n".encode() for i in range(6)]
+    head = b"".join(lines[:2])
+    archive = tmp_path / "simclue_public.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("simclue_public/corpus.json", b"".join(lines))
+        z.writestr("simclue_public/train_pair.json", b"{}\n")
+    src = {"url": archive.as_uri(), "archive": "zip", "member": "corpus.json", "outputs": ["wiki/simclue.txt"],
+           "files": {"wiki/simclue.txt": {"lines": 6, "prefix_bytes": len(head), "prefix_sha256": sha(head)}}}
+    fetch("simclue", tmp_path / "out", sources={"official": {"simclue": src}})
+    assert (tmp_path / "out/wiki/simclue.txt").read_bytes() == b"".join(lines)
+    with zipfile.ZipFile(tmp_path / "two.zip", "w") as z:
+        z.writestr("a/corpus.json", b"".join(lines))
+        z.writestr("b/corpus.json", b"".join(lines))
+    src["url"] = (tmp_path / "two.zip").as_uri()
+    with pytest.raises(DownloadError, match="2 members named corpus.json"):
+        fetch("simclue", tmp_path / "out2", sources={"official": {"simclue": src}})
+    assert not (tmp_path / "out2/wiki").exists()

@@ -149,6 +149,16 @@ def _stage_official(name: str, sources: dict, stage: Path, mirror: str | None, c
         if members:
             missing = ", ".join(sorted(members)[:5])
             raise DownloadError(f"{name}: {archive} lacks {len(members)} expected member(s): {missing}")
+    elif src.get("archive") == "zip":   # one member, found by its file name (SimCLUE's corpus.json)
+        import zipfile
+
+        (rel,) = files
+        with zipfile.ZipFile(archive) as z:
+            found = [m for m in z.namelist() if Path(m).name == src["member"]]
+            if len(found) != 1:
+                archive.unlink(missing_ok=True)
+                raise DownloadError(f"{name}: {archive} holds {len(found)} members named {src['member']}, expected 1")
+            _copy_stream(z.open(found[0]), stage / rel)
     else:
         (rel,) = files
         _copy(archive, stage / rel)
