@@ -9,7 +9,7 @@ rule parse:
     output:
         f"{R}/parse/{{corpus}}.spacy",
     params:
-        model=config.get("spacy_model", "en_core_web_sm"),
+        model=lambda w: W.spacy_model(w.corpus),
     threads: config.get("workers", 1)
     log:
         f"{R}/logs/parse/{{corpus}}.log",
@@ -37,7 +37,7 @@ rule augment:
     params:
         op=lambda w: _augmentation(w)[0],
         extra=lambda w: " ".join(f"--param {k}={json.dumps(v)}" for k, v in _augmentation(w)[1].items()),
-        model=config.get("spacy_model", "en_core_web_sm"),
+        model=lambda w: W.spacy_model(w.corpus),
     threads: config.get("workers", 1)
     log:
         f"{R}/logs/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.log",

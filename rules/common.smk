@@ -46,14 +46,8 @@ def run_spec(w):
     return W.run_spec(w.paper, w.backbone, w.method, w.seed)
 
 
-# Downstream suites read official data only (there is no demo version of them), also at demo scale.
-SUITE_ARGS = {"transfer": f"--mode {'test' if SCALE == 'paper' else 'fast'}"}  # extra CLI flags per suite
-if SCALE != "paper":
-    # GLUE train files are not available offline: below paper scale the GLUE suite is a smoke test that
-    # fine-tunes briefly on the four dev sets there are (its JSON says train_on_dev: true).
-    SUITE_ARGS["glue"] = "--tasks CoLA SST-2 MRPC RTE --train-on-dev --max-steps 100"
-if SCALE == "demo":
-    SUITE_ARGS["analysis"] = "--stackoverflow-limit 4000"  # a labelled subsample (purity is not comparable)
+# Extra CLI flags per suite at this scale (the GLUE tasks and steps are the scale's `glue:` settings).
+suite_args = W.suite_args
 
 
 def suite_code(suite):

@@ -54,7 +54,7 @@ rule download_suite_data:
     params:
         mirror=_mirror_flag(),
     wildcard_constraints:
-        folder="transfer|clustering|intent|glue",
+        folder="transfer|clustering|intent|glue|cnsd",
     log:
         f"{R}/logs/download/official/{{folder}}.log",
     conda:

@@ -72,7 +72,7 @@ rule evaluate_suite:
     params:
         pooler=lambda w: run_spec(w)["eval_pooler"],
         data=data_root("official"),
-        extra=lambda w: SUITE_ARGS.get(w.suite, ""),
+        extra=lambda w: suite_args(w.suite),
     threads: 2
     log:
         f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/{{suite}}.log",
@@ -92,7 +92,7 @@ rule evaluate_suite_pretrained:
     output:
         f"{R}/eval/pretrained/{{origin}}/{{backbone}}/{{suite}}/{{pooler}}.json",
     params:
-        extra=lambda w: SUITE_ARGS.get(w.suite, ""),
+        extra=lambda w: suite_args(w.suite),
     threads: 2
     log:
         f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/{{suite}}/{{pooler}}.log",
@@ -102,3 +102,48 @@ rule evaluate_suite_pretrained:
         "OMP_NUM_THREADS={threads} {SENTAUG} evaluate {wildcards.suite} --model {input.model} "
         "--pooler {wildcards.pooler} --data {R}/data/{wildcards.origin} --scale {SCALE} {params.extra} "
         "--out {output} > {log} 2>&1"
+
+
+rule evaluate_run_lowercase:
+    """A trained run with every STS sentence lower-cased (CARDS Table 4: upper case ignored in evaluation)."""
+    input:
+        model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
+        sts=f"{data_root()}/sts",
+        sick=f"{data_root()}/sick",
+        code=code("evaluate/sts.py", "data/senteval.py", "models/encoder.py", "models/poolers.py"),
+    output:
+        f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts_lowercase.json",
+    params:
+        pooler=lambda w: run_spec(w)["eval_pooler"],
+        data=data_root(),
+    threads: 2
+    log:
+        f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.lowercase.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate sts --model {input.model} --pooler {params.pooler} "
+        "--data {params.data} --scale {SCALE} --lowercase --out {output} > {log} 2>&1"
+
+
+rule evaluate_glue_pretrained_options:
+    """GLUE fine-tuning of a pre-trained backbone with R-drop / switch-case settings (CARDS Table 6); the
+    settings are the path component after `glue~` (sentaug.workflow.Workflow.glue_options)."""
+    input:
+        model=lambda w: backbone_dir(w.backbone),
+        data=lambda w: suite_data("glue", w.origin),
+        code=lambda w: suite_code("glue"),
+    output:
+        f"{R}/eval/pretrained/{{origin}}/{{backbone}}/glue~{{options}}/{{pooler}}.json",
+    params:
+        extra=lambda w: suite_args("glue"),
+        options=lambda w: W.glue_option_args(w.options),
+    threads: 2
+    log:
+        f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/glue~{{options}}/{{pooler}}.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate glue --model {input.model} --pooler {wildcards.pooler} "
+        "--data {R}/data/{wildcards.origin} --scale {SCALE} {params.extra} {params.options} --out {output} "
+        "> {log} 2>&1"

@@ -10,7 +10,7 @@ rule table:
         tex=f"{R}/tables/{{paper}}/{{table}}.tex",
         csv=f"{R}/tables/{{paper}}/{{table}}.csv",
     params:
-        inputs=lambda w: json.dumps({"rows": table_inputs(w.paper, w.table), "meta": W.table_meta()}),
+        inputs=lambda w: json.dumps({"rows": table_inputs(w.paper, w.table), "meta": W.table_meta(w.paper, w.table)}),
     log:
         f"{R}/logs/report/{{paper}}/{{table}}.log",
     conda:
@@ -51,7 +51,8 @@ def census_embedding_file(augmentation, seed, corpus=CORPUS):
 
 def census_rows():
     """Every declared augmentation, or the `census` list when the config gives one."""
-    names = config.get("census") or list(config["augmentations"])
+    names = config.get("census") or [a for a in config["augmentations"]     # English corpus: English rules
+                                     if sc.augmentation_language(config, a) == "en"]
     unknown = [a for a in names if a not in config["augmentations"]]
     if unknown:
         raise ValueError(f"config key 'census': unknown augmentation {unknown[0]!r}")

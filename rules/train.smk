@@ -37,7 +37,7 @@ rule train:
         positives=_positives,
         index=_index,
         backbone=lambda w: backbone_dir(w.backbone),
-        dev=f"{data_root()}/sts",
+        dev=lambda w: W.dev_data(run_spec(w)),   # STS-B dev (CNSD dev for a Chinese backbone)
         code=code("train", "objectives", "models/encoder.py", "models/heads.py", "models/poolers.py",
                   "evaluate/sts.py", "data/senteval.py", "index/sampling.py"),
     output:

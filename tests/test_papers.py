@@ -48,6 +48,13 @@ def suite_keys(kind: str) -> set[str]:
         from sentaug.data.transfer import TASKS
 
         return {*TASKS, "avg"}
+    if kind == "cnsd":
+        return {"CNSD", "CNSD_dev"}
+    if kind in ("glue", "glue_cards"):
+        from sentaug.evaluate.glue import TASKS
+        from sentaug.report.kinds import GLUE_COLUMN_TASKS
+
+        return {*TASKS, *GLUE_COLUMN_TASKS, "avg"}
     raise AssertionError(f"no key list for kind {kind}")
 
 
@@ -79,12 +86,12 @@ def test_rows_match_columns_methods_and_poolers_exist(cfg, papers, name):
             sources = [k for k in ("method", "pretrained", "augmentation", "effect") if k in row]
             assert len(sources) == 1, (name, tname, row["label"], sources)
             if "method" in row:
-                assert row["method"] in cfg["methods"]
+                assert sc.is_method(cfg, row["method"]), row["method"]     # a declared method or a variant
             for pooler in (row.get("pretrained"), row.get("pooler")):
                 assert pooler is None or pooler in POOLERS, (name, tname, row["label"], pooler)
             if "backbone" in row:
                 assert row["backbone"] in cfg["backbones"]
-        if table["kind"] in ("sts", "clustering", "intent", "transfer"):
+        if table["kind"] in ("sts", "clustering", "intent", "transfer", "cnsd", "glue", "glue_cards"):
             missing = set(table["columns"]) - suite_keys(table["kind"])
             assert not missing, f"{name} {tname}: columns {missing} are not keys the {table['kind']} suite writes"
 
@@ -92,8 +99,11 @@ def test_rows_match_columns_methods_and_poolers_exist(cfg, papers, name):
 # Rows whose reported Avg is not the mean of the reported tasks, in the paper itself (checked by hand):
 # SDA Table 4 BERT +DN: the seven values average 75.84, the paper prints 75.99; AugCSE Table 5 quotes
 # Sentence-BERT's "Avg. BERT embeddings" Avg 84.94 where its seven values average 84.95.
+# CARDS Table 6: every row's Avg is 0.3 below the mean of its eight cells (91.0/91.49/91.96 printed as
+# 90.7/91.2/91.7).
 PAPER_INCONSISTENT = {("sda", "table4", "BERT models", "+Double Negation"),
-                      ("augcse", "table5", "BERT-base", "Avg. BERT embeddings")}
+                      ("augcse", "table5", "BERT-base", "Avg. BERT embeddings"),
+                      *(("cards", "table6", "DeBERTa-1.5B", r) for r in ("Baseline", "R-drop", "R-drop + switch-case"))}
 
 
 def test_reported_avg_is_the_mean_of_the_reported_tasks(papers):
@@ -102,7 +112,7 @@ def test_reported_avg_is_the_mean_of_the_reported_tasks(papers):
     checked, inconsistent = 0, set()
     for name, paper in papers.items():
         for tname, table in paper["tables"].items():
-            if "avg" not in table["columns"]:
+            if "avg" not in table["columns"] or len(table["columns"]) == 1:   # an Avg alone: nothing to check
                 continue
             values = [v for row in sc.iter_rows(table) for v in row["paper"] if v is not None]
             unit = 0.1 if all(abs(v * 10 - round(v * 10)) < 1e-9 for v in values) else 0.01
@@ -138,6 +148,33 @@ SPOT_CHECKS = [
     ("clear", "table2", "MLM+del-span+reorder-[CLS]", "STS13", 54.3),
     ("clear", "table2", "MLM+subs+del-word-mean", "SICKRelatedness", 73.6),   # CLEAR prints SICK-R first
     ("clear", "table2", "RoBERTa-base-[CLS]", "avg", 56.1),
+    ("sda", "table5", "Roberta-base (last CLS)", "CNSD", 68.25),
+    ("sda", "table5", "+Affirmative Auxilary", "CNSD", 71.94),
+    ("sda", "table6", "None (Unsup-SimCSE)", "STSBenchmark_dev", 82.45),
+    ("sda", "table6", "Crop 30%", "STSBenchmark_dev", 63.62),
+    ("sda", "table6", "Word Deletion 20%", "STSBenchmark_dev", 72.20),
+    ("sda", "table6", "Mask 15%", "STSBenchmark_dev", 62.21),
+    ("sda", "table6", "Word Repetition", "STSBenchmark_dev", 84.09),
+    ("sda", "table6", "Affirmative Auxilary", "STSBenchmark_dev", 84.99),
+    ("sda", "table7", "Random Insertion", "avg", 76.22),
+    ("cards", "table4", "Upper case ignored: training", "avg", 78.61),
+    ("cards", "table4", "Upper case ignored: evaluation", "avg", 78.67),
+    ("cards", "table4", "Upper case ignored: train. & eval.", "avg", 78.70),
+    ("cards", "table5", "Substit.", "avg", 77.43),
+    ("cards", "table5", "BPE-drop.", "avg", 76.74),
+    ("cards", "table6", "Baseline", "CoLA", 72.0),
+    ("cards", "table6", "R-drop + switch-case", "MRPC", 93.9),
+    ("cards", "table6", "R-drop", "MNLI-m", 91.9),
+    ("vascl", "table5", "RoBERTa", "ATIS_5shot", 45.42),
+    ("vascl", "table5", "SimCSE", "ATIS_20shot", 61.45),
+    ("vascl", "table5", "VaSCL", "ATIS_10shot", 46.80),
+    ("clear", "table1", "RoBERTa-base", "CoLA", 56.1),
+    ("clear", "table1", "MLM+del-word", "RTE", 79.4),
+    ("clear", "table1", "MLM+subs+del-span", "CoLA", 63.3),
+    ("clear", "table1", "MLM+del-span+reorder", "avg", 85.7),
+    ("clear", "table3", "RoBERTa-base (MLM)", "MNLI-m", 80.4),
+    ("clear", "table3", "Double MLM RoBERTa-base", "MRPC", 77.7),
+    ("clear", "table3", "MLM+subs+del-word+reorder", "STS", 87.1),
 ]
 
 
@@ -166,6 +203,26 @@ def test_numbers_quoted_across_papers_agree(papers):
                            [69.08, 81.95, 74.64, 82.64, 80.57, 80.23, 71.23, 77.19]))
     vascl = papers["vascl"]["tables"]["table1"]
     assert dict(zip(vascl["columns"], find_row(papers["vascl"], "table1", "VaSCL-base")["paper"])) == cards_quote
+
+
+def test_rows_one_table_repeats_from_another_agree(papers):
+    """Tables that repeat rows of other tables (read off the texts): SDA Table 7's None/PI are Table 4's
+    RoBERTa SimCSE/+PI averages; CARDS Table 5's Baseline/Default are Table 3's SimCSE (ours)/+switch-case
+    averages (RoBERTa-base); VaSCL Table 5 is Table 3 plus ATIS."""
+    assert cell(papers["sda"], "table7", "None (Unsup-SimCSE)", "avg") == \
+        cell(papers["sda"], "table4", "SimCSE-RoBERTa-base", "avg", block="RoBERTa models") == 76.57
+    assert cell(papers["sda"], "table7", "Punctuation Insertion", "avg") == \
+        cell(papers["sda"], "table4", "+Punctuation Insertion", "avg", block="RoBERTa models") == 77.90
+    assert cell(papers["cards"], "table5", "Baseline", "avg") == cell(papers["cards"], "table3", "SimCSE (ours)", "avg")
+    assert cell(papers["cards"], "table5", "Default", "avg") == cell(papers["cards"], "table3", "+switch-case", "avg")
+    t3, t5 = papers["vascl"]["tables"]["table3"], papers["vascl"]["tables"]["table5"]
+    for label in ("RoBERTa", "SimCSE", "VaSCL"):
+        label3 = "RoBERTa (mean pooling)" if label == "RoBERTa" else label
+        five = dict(zip(t5["columns"], find_row(papers["vascl"], "table5", label)["paper"]))
+        three = dict(zip(t3["columns"], find_row(papers["vascl"], "table3", label3)["paper"]))
+        assert {k: five[k] for k in three} == three
+    # the same runs: VaSCL Table 5 reads Table 3's suite JSON
+    assert [r.get("method") for r in sc.iter_rows(t5)] == [r.get("method") for r in sc.iter_rows(t3)]
 
 
 def test_recipes_resolve_as_the_papers_state(cfg, papers):
@@ -242,7 +299,8 @@ def test_dry_run_resolves_the_new_tables(tmp_path):
     """One `snakemake -n` over a new table of each paper (results under tmp_path): the table job's inputs are
     the documented result paths of the demo stand-ins (tiny-roberta for roberta-base)."""
     results = tmp_path / "results"
-    tables = ["cards/table3", "vascl/table1", "vascl/table2", "augcse/table4", "augcse/table6", "clear/table2"]
+    tables = ["cards/table3", "vascl/table1", "vascl/table2", "augcse/table4", "augcse/table6", "clear/table2",
+              "cards/table4", "cards/table6", "sda/table5"]
     targets = [f"{results}/tables/{t}.tex" for t in tables]
     run = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--nolock", *targets,
                           "--config", f"results={results}", "scale=demo"],
@@ -265,3 +323,10 @@ def test_dry_run_resolves_the_new_tables(tmp_path):
     assert inputs["clear/table2"]["5"] == [f"{ev}/tiny-roberta/clear_del_span_reorder/seed{s}/sts.json"
                                            for s in (1, 2)]
     assert re.search(r"evaluate_run_pooler\s+4\b", run.stdout)
+    # CARDS Table 4's lower-cased evaluation and Table 6's R-drop settings have their own rules; SDA Table 5
+    # is skipped at demo scale (no Chinese pipeline or corpus): no inputs, nothing trained for it
+    assert inputs["cards/table4"]["2"] == [f"{ev}/tiny-roberta/simcse/seed{s}/sts_lowercase.json" for s in (1, 2)]
+    assert re.search(r"evaluate_run_lowercase\s+4\b", run.stdout)
+    assert re.search(r"evaluate_glue_pretrained_options\s+2\b", run.stdout)
+    assert "--rdrop 1.0 --switch-case 0.1" in run.stdout and "--train-on-dev" not in run.stdout
+    assert inputs["sda/table5"] == {} and "sda_pi_zh" not in run.stdout and "evaluate cnsd" not in run.stdout

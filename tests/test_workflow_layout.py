@@ -97,3 +97,74 @@ def test_a_run_path_under_the_wrong_paper_component_is_refused(cfg):
     with pytest.raises(ValueError, match="not under 'shared'"):
         at_scale(cfg, "paper").run_spec("shared", "roberta-base", "simcse", 42)
     assert at_scale(cfg, "paper").run_spec("cards", "roberta-base", "cards", 42)["learning_rate"] == 4.0e-5
+
+
+def test_glue_runs_on_the_offline_train_sets_below_paper_scale(cfg):
+    """No --train-on-dev at any scale: the scale's `glue:` settings name the tasks whose training sets exist."""
+    small, paper = at_scale(cfg, "small"), at_scale(cfg, "paper")
+    assert small.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 300"
+    assert paper.suite_args("glue") == "--epochs 10"            # all eight tasks, RoBERTa's 10 epochs
+    assert "--train-on-dev" not in at_scale(cfg, "demo").suite_args("glue")
+    assert small.suite_args("transfer") == "--mode fast" and paper.suite_args("transfer") == "--mode test"
+    meta = small.table_meta("clear", "table1")
+    assert meta["unbuilt_reason"] == "their GLUE training sets are not available offline"
+
+
+def test_glue_settings_of_a_row_are_a_path_and_flags(cfg):
+    wf = at_scale(cfg, "small")
+    opts = wf.glue_options({"switch_case": 0.1, "rdrop": 1})
+    assert opts == "rdrop=1.0~switch_case=0.1"                  # fixed order, floats
+    assert wf.glue_option_args(opts) == "--rdrop 1.0 --switch-case 0.1"
+    assert wf.pretrained_glue_eval("tiny-roberta-bpe", "cls_before_pooler", {"rdrop": 1.0}) == \
+        "R/eval/pretrained/official/tiny-roberta-bpe/glue~rdrop=1.0/cls_before_pooler.json"
+    assert wf.pretrained_glue_eval("tiny-roberta-bpe", "cls_before_pooler") == \
+        "R/eval/pretrained/official/tiny-roberta-bpe/glue/cls_before_pooler.json"
+    with pytest.raises(ValueError, match="unknown GLUE setting 'alpha'"):
+        wf.glue_options({"alpha": 1})
+    rows = wf.table_inputs("cards", "table6")                   # DeBERTa-1.5B's stand-in, three settings
+    assert [r[0].split("/")[-2] for r in rows.values()] == ["glue", "glue~rdrop=1.0", "glue~rdrop=1.0~switch_case=0.1"]
+    assert wf.table_inputs("clear", "table3")["0"] == \
+        [f"R/eval/small/shared/tiny-roberta-bpe/clear_mlm/seed{s}/glue.json" for s in (1, 2)]
+
+
+def test_lowercase_rows_and_stand_ins_of_the_large_backbones(cfg):
+    wf = at_scale(cfg, "demo")
+    rows = wf.table_inputs("cards", "table4")      # RoBERTa-large: the roberta-base stand-in below paper scale
+    ev = "R/eval/demo/shared/tiny-roberta"
+    assert rows["0"] == [f"{ev}/simcse/seed{s}/sts.json" for s in (1, 2)]       # shared with Table 3's SimCSE
+    assert rows["2"] == [f"{ev}/simcse/seed{s}/sts_lowercase.json" for s in (1, 2)]
+    assert rows["3"] == [f"{ev}/simcse~train.lowercase=true/seed{s}/sts_lowercase.json" for s in (1, 2)]
+    spec = sc.train_spec(cfg, None, "roberta-large", "simcse~train.lowercase=true", 1, scale="demo")
+    assert spec["lowercase"] is True and spec["backbone"] == "tiny-roberta"
+    # at paper scale RoBERTa-large is itself, with CARDS's recipe for it
+    paper = at_scale(cfg, "paper")
+    assert paper.run_spec("cards", "roberta-large", "simcse", 42)["learning_rate"] == 7.5e-6
+
+
+def test_chinese_runs_train_on_the_chinese_corpus_and_the_table_is_skipped_without_its_resources(cfg, monkeypatch):
+    import sentaug.augment.parse as parse
+
+    spec = sc.train_spec(cfg, None, "chinese-roberta-wwm-ext", "sda_pi~positive.augmentation=sda_pi_zh", 42,
+                         scale="paper")
+    assert (spec["corpus"], spec["language"], spec["backbone"]) == ("simclue", "zh", "chinese-roberta-wwm-ext")
+    assert sc.method_caches(spec) == [("sda_pi_zh", 42)]
+    assert "language" not in sc.train_spec(cfg, None, "roberta-base", "simcse", 42, scale="paper")
+    with pytest.raises(sc.ConfigError, match="augmentation 'sda_pi' applies to en text"):
+        sc.train_spec(cfg, None, "chinese-roberta-wwm-ext", "sda_pi", 42, scale="paper")
+    with pytest.raises(sc.ConfigError, match="needs 'scales.demo.corpus_zh'"):
+        sc.train_spec(cfg, None, "chinese-roberta-wwm-ext", "simcse", 1, scale="demo")
+    paper, small, demo = at_scale(cfg, "paper"), at_scale(cfg, "small"), at_scale(cfg, "demo")
+    assert paper.spacy_model("simclue") == "zh_core_web_sm" and paper.spacy_model("wiki1m") == "en_core_web_sm"
+    assert paper.dev_data(spec) == "R/data/official/cnsd"
+    assert paper.missing_resources("sda", "table5") == []        # fetched at paper scale
+    assert paper.table_inputs("sda", "table5")["2"] == \
+        [f"R/eval/paper/sda/chinese-roberta-wwm-ext/sda_pi~positive.augmentation=sda_pi_zh/seed{s}/cnsd.json"
+         for s in (42, 43, 44)]
+    monkeypatch.setattr(parse, "spacy_model_installed", lambda name: False)
+    assert small.missing_resources("sda", "table5") == [
+        "spaCy pipeline zh_core_web_sm is not installed (config key spacy_model_zh)"]
+    assert len(demo.missing_resources("sda", "table5")) == 2     # and no Chinese corpus at demo scale
+    assert demo.table_inputs("sda", "table5") == {} and demo.table_meta("sda", "table5")["skipped"]
+    monkeypatch.setattr(parse, "spacy_model_installed", lambda name: True)
+    assert small.missing_resources("sda", "table5") == []
+    assert demo.missing_resources("sda", "table4") == []           # tables without `requires`

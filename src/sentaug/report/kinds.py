@@ -20,6 +20,12 @@ from typing import Callable
 class TableKind:
     inputs: Callable
     value: Callable
+    cells: Callable | None = None
+
+    def row_cells(self, result: dict, columns: list[str], row: dict) -> dict:
+        if self.cells is not None:
+            return self.cells(result, columns, row)
+        return {c: self.value(result, c, row) for c in columns}
 
 
 def json_key(result: dict, column: str, row: dict) -> float:
@@ -33,6 +39,40 @@ def _sts_inputs(wf, paper: str, row: dict) -> list[str]:
     if "pretrained" in row:
         return [wf.pretrained_eval(wf.stand_in(row["backbone"]), row["pretrained"])]
     return [wf.row_sts_eval(paper, row, s) for s in wf.seeds]
+
+
+# -- GLUE (sentaug evaluate glue: {TASK: {score, score_cards}, avg, details}) ------------------------------
+# A column is a task of `sentaug.evaluate.glue.TASKS` (or a paper's name for one), or `avg`. The metric is the
+# kind's: `glue` reads `score` (GLUE's own convention, CLEAR Table 1), `glue_cards` reads `score_cards` (CARDS
+# Table 6). `MNLI-m` is MNLI's matched accuracy whatever the convention (CLEAR Table 3's column).
+GLUE_COLUMN_TASKS = {"STS": "STS-B", "SST": "SST-2", "MNLI-m": "MNLI"}
+
+
+def glue_cell(result: dict, column: str, metric: str) -> float | None:
+    """One task column of a GLUE result; None when the task was not run (not in the result)."""
+    task = GLUE_COLUMN_TASKS.get(column, column)
+    if task not in result:
+        return None
+    if column == "MNLI-m":
+        return result["details"]["MNLI"]["accuracy_matched"]
+    return result[task][metric]
+
+
+def _glue_kind(metric: str) -> TableKind:
+    def inputs(wf, paper: str, row: dict) -> list[str]:
+        bb = wf.stand_in(row["backbone"])
+        if "pretrained" in row:
+            return [wf.pretrained_glue_eval(bb, row["pretrained"], row.get("glue"))]
+        return [wf.run_eval(paper, bb, row["method"], s, "glue") for s in wf.seeds]
+
+    def cells(result: dict, columns: list[str], row: dict) -> dict:
+        out = {c: glue_cell(result, c, metric) for c in columns if c != "avg"}
+        if "avg" in columns:    # the mean of this table's task columns that were run (all at paper scale)
+            present = [v for v in out.values() if v is not None]
+            out["avg"] = sum(present) / len(present) if present else None
+        return out
+
+    return TableKind(inputs, lambda result, column, row: cells(result, [column], row)[column], cells)
 
 
 def _suite_kind(suite: str) -> TableKind:
@@ -56,7 +96,10 @@ KINDS: dict[str, TableKind] = {
     "tokenization_effects": TableKind(
         lambda wf, paper, row: [wf.tokenization_effects_file()],
         lambda result, column, row: result["percent"][row["effect"]]),
-    **{suite: _suite_kind(suite) for suite in ("transfer", "clustering", "intent", "glue", "analysis")},
+    **{suite: _suite_kind(suite) for suite in ("transfer", "clustering", "intent", "analysis", "cnsd")},
+    # GLUE dev after fine-tuning (CLEAR Tables 1 and 3: GLUE's metrics; CARDS Table 6: its own)
+    "glue": _glue_kind("score"),
+    "glue_cards": _glue_kind("score_cards"),
 }
 
 

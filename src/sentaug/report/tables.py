@@ -22,20 +22,31 @@ def summarise(values: list[float]) -> tuple[float, float]:
 
 
 def table_rows(paper: dict, table_name: str, inputs: dict) -> list[dict]:
-    """One record per (row, column): reproduced mean/sd over the row's result files, paper value, diff."""
+    """One record per (row, column): reproduced mean/sd over the row's result files, paper value, diff.
+    A cell the kind reads as None in every file (not built at this scale) has no reproduced value."""
     table = paper["tables"][table_name]
-    read = table_kind(table["kind"]).value
+    kind = table_kind(table["kind"])
+    columns = table["columns"]
     records = []
     for i, row in enumerate(iter_rows(table)):
         files = inputs[str(i)]
-        results = [read_json(f) for f in files]
-        for column, reported in zip(table["columns"], row["paper"]):
-            mean, sd = summarise([float(read(r, column, row)) for r in results])
-            records.append({"block": row.get("block", ""), "row": row["label"], "column": column,
-                            "reproduced": round(mean, 2), "sd": round(sd, 2) if not math.isnan(sd) else None,
-                            "n": len(results), "paper": reported,
-                            "diff": round(mean - reported, 2) if reported is not None else None})
+        cells = [kind.row_cells(read_json(f), columns, row) for f in files]
+        for column, reported in zip(columns, row["paper"]):
+            values = [float(c[column]) for c in cells if c[column] is not None]
+            record = {"block": row.get("block", ""), "row": row["label"], "column": column,
+                      "reproduced": None, "sd": None, "n": len(values), "paper": reported, "diff": None}
+            if values:
+                mean, sd = summarise(values)
+                record.update(reproduced=round(mean, 2), sd=round(sd, 2) if not math.isnan(sd) else None,
+                              diff=round(mean - reported, 2) if reported is not None else None)
+            records.append(record)
     return records
+
+
+def unbuilt_columns(records: list[dict]) -> list[str]:
+    """Columns with no reproduced value in any row (not built at this scale)."""
+    columns = list(dict.fromkeys(r["column"] for r in records))
+    return [c for c in columns if all(r["reproduced"] is None for r in records if r["column"] == c)]
 
 
 def _tex(text: str) -> str:
@@ -60,6 +71,12 @@ def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, me
         caption += (f"Built at scale \\texttt{{{scale}}}, below paper scale"
                     + (f" (stand-in backbones: {stand_ins}; corpus: {meta.get('corpus', '?')})" if stand_ins else "")
                     + ": not comparable with the paper's numbers. ")
+    unbuilt = unbuilt_columns(records)
+    if unbuilt:
+        caption += (f"Not built at scale \\texttt{{{scale}}} (--): {', '.join(_tex(c) for c in unbuilt)}"
+                    + (f" ({_tex(meta['unbuilt_reason'])})" if meta.get("unbuilt_reason") else "")
+                    + ("; avg is over the columns built" if "avg" in columns and "avg" not in unbuilt else "")
+                    + ". ")
     lines = [r"\begin{table}[t]", r"\centering", r"\small",
              r"\begin{tabular}{l" + "r" * len(columns) + "}", r"\toprule",
              " & ".join(["Method"] + [_tex(c) for c in columns]) + r" \\", r"\midrule"]
@@ -73,7 +90,7 @@ def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, me
                 lines.append(r"\midrule")
             lines.append(rf"\multicolumn{{{len(columns) + 1}}}{{l}}{{\textit{{{_tex(blk)}}}}} \\")
             block = blk
-        n = cells[0]["n"]
+        n = max(c["n"] for c in cells)
         lines.append(" & ".join([f"{_tex(label)} (n={n})"] + [_fmt(c["reproduced"], c["sd"]) for c in cells]) + r" \\")
         lines.append(" & ".join([r"\quad paper"] + [_fmt(c["paper"]) for c in cells]) + r" \\")
         lines.append(" & ".join([r"\quad $\Delta$"] + [_fmt(c["diff"]) for c in cells]) + r" \\")
@@ -96,12 +113,32 @@ def write_table(out: str | Path, records: list[dict], scale: str, tex: str):
     return frame
 
 
+def render_skipped(paper: dict, table_name: str, scale: str, missing: list[str]) -> str:
+    """The .tex of a table not built at this scale: its caption names every missing resource."""
+    table = paper["tables"][table_name]
+    caption = (f"{paper.get('short', '')} {table_name}: {table['caption']} Not built at scale "
+               f"\\texttt{{{scale}}}: " + "; ".join(_tex(m) for m in missing) + ".")
+    return "\n".join([r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{l}", r"\toprule",
+                      r"(not built at this scale) \\", r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption}}}",
+                      rf"\label{{tab:{paper.get('short', 'paper').lower()}-{table_name}}}", r"\end{table}"]) + "\n"
+
+
 def render_table(paper_file: str, table: str, inputs: str, out: str, scale: str) -> None:
-    """CLI entry: `inputs` is a JSON object {"rows": {"<row index>": [result files]}, "meta": {...}}."""
+    """CLI entry: `inputs` is a JSON object {"rows": {"<row index>": [result files]}, "meta": {...}}. With
+    `meta.skipped` (the resources missing at this scale, `Workflow.missing_resources`) the table is written
+    empty, its caption and CSV naming what is missing, and nothing is read."""
     paper = load_yaml(paper_file)
     if table not in paper.get("tables", {}):
         raise ValueError(f"{paper_file}: no table '{table}'")
     spec = json.loads(inputs)
+    meta = spec.get("meta", {})
+    if meta.get("skipped"):
+        records = [{"block": "", "row": "", "column": "", "reproduced": None, "sd": None, "n": 0, "paper": None,
+                    "diff": None, "skipped": "; ".join(meta["skipped"])}]
+        write_table(out, records, scale, render_skipped(paper, table, scale, meta["skipped"]))
+        print(f"{paper.get('short', '')} {table}: not built at scale {scale}: " + "; ".join(meta["skipped"]))
+        return
     records = table_rows(paper, table, spec["rows"])
-    frame = write_table(out, records, scale, render_tex(paper, table, records, scale, spec.get("meta", {})))
-    print(frame.pivot_table(index="row", columns="column", values="reproduced", sort=False).to_string())
+    frame = write_table(out, records, scale, render_tex(paper, table, records, scale, meta))
+    print(frame.pivot_table(index="row", columns="column", values="reproduced", sort=False,
+                            dropna=False).to_string())
