@@ -100,14 +100,15 @@ def test_a_run_path_under_the_wrong_paper_component_is_refused(cfg):
 
 
 def test_glue_runs_on_the_offline_train_sets_below_paper_scale(cfg):
-    """No --train-on-dev at any scale: the scale's `glue:` settings name the tasks whose training sets exist."""
+    """No --train-on-dev at any scale: `scales.<scale>.glue_tasks` names the tasks whose training sets exist."""
     small, paper = at_scale(cfg, "small"), at_scale(cfg, "paper")
-    assert small.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 300"
-    assert paper.suite_args("glue") == "--epochs 10"            # all eight tasks, RoBERTa's 10 epochs
+    assert small.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 100"
+    assert paper.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B QQP QNLI MNLI"
     assert "--train-on-dev" not in at_scale(cfg, "demo").suite_args("glue")
     assert small.suite_args("transfer") == "--mode fast" and paper.suite_args("transfer") == "--mode test"
     meta = small.table_meta("clear", "table1")
-    assert meta["unbuilt_reason"] == "their GLUE training sets are not available offline"
+    assert meta["unbuilt_reason"] == "not in scales.small.glue_tasks: their training sets are not available offline"
+    assert "unbuilt_reason" not in paper.table_meta("clear", "table1")
 
 
 def test_glue_settings_of_a_row_are_a_path_and_flags(cfg):

@@ -210,7 +210,7 @@ def method_config(config: dict, name: str) -> dict:
 
 @functools.lru_cache(maxsize=1)
 def _method_validator():
-    """The schema of one method declaration, parsed once (a DAG resolves hundreds of variants)."""
+    """The schema of one method declaration, parsed once (variants are checked for every job of a DAG)."""
     import jsonschema
 
     schema = load_yaml(SCHEMA_PATH)

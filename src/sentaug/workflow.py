@@ -121,22 +121,31 @@ class Workflow:
         return f"{self.R}/eval/{self.scale}/{self.run_paper(paper)}/{backbone}/{method}/seed{seed}/sts_lowercase.json"
 
     # -- GLUE fine-tuning ---------------------------------------------------------------------------------
+    @property
+    def glue_tasks(self) -> list[str]:
+        """The GLUE tasks the scale fine-tunes on (`scales.<scale>.glue_tasks`; all eight when not given)."""
+        from .data.glue import TASKS
+
+        return list(self.S.get("glue_tasks") or TASKS)
+
     def suite_args(self, suite: str) -> str:
-        """Extra command-line flags of `sentaug evaluate SUITE` at this scale (the scale's `glue:` settings:
-        which tasks, how many steps; the transfer mode)."""
+        """Extra command-line flags of `sentaug evaluate SUITE` at this scale."""
         if suite == "transfer":
             return f"--mode {'test' if self.scale == 'paper' else 'fast'}"
-        if suite == "analysis" and self.scale == "demo":
-            return "--stackoverflow-limit 4000"   # a labelled subsample (purity is not comparable)
         if suite == "glue":
-            g = self.S.get("glue") or {}
-            flags = [f"--tasks {' '.join(g['tasks'])}"] if g.get("tasks") else []
-            flags += [f"--{k.replace('_', '-')} {g[k]}" for k in ("max_steps", "epochs") if g.get(k) is not None]
-            return " ".join(flags)
+            steps = {"demo": " --max-steps 20", "small": " --max-steps 100"}.get(self.scale, "")
+            return f"--tasks {' '.join(self.glue_tasks)}{steps}"
+        if self.scale == "demo":   # a labelled subsample (purity is not comparable)
+            return {"analysis": "--stackoverflow-limit 4000"}.get(suite, "")
         return ""
 
     def glue_unbuilt_reason(self) -> str | None:
-        return (self.S.get("glue") or {}).get("missing")
+        """Why a GLUE table has empty columns at this scale (None when it runs all eight tasks)."""
+        from .data.glue import TASKS
+
+        if set(TASKS) <= set(self.glue_tasks):
+            return None
+        return f"not in scales.{self.scale}.glue_tasks: their training sets are not available offline"
 
     @staticmethod
     def glue_options(options: dict | None) -> str:
@@ -157,11 +166,10 @@ class Workflow:
             flags.append(f"{GLUE_OPTIONS[key]} {float(value)}")
         return " ".join(flags)
 
-    def pretrained_glue_eval(self, backbone: str, pooler: str, options: dict | None = None,
-                             origin: str = "official") -> str:
+    def pretrained_glue_eval(self, backbone: str, pooler: str, options: dict | None = None, **origin) -> str:
         """GLUE fine-tuning of a pre-trained backbone, with R-drop / switch-case `options` when given."""
-        suite = "glue" + (f"~{self.glue_options(options)}" if options else "")
-        return f"{self.R}/eval/pretrained/{origin}/{backbone}/{suite}/{pooler}.json"
+        return self.pretrained_suite_eval(backbone, "glue" + (f"~{self.glue_options(options)}" if options else ""),
+                                          pooler, **origin)
 
     def tokenization_effects_file(self, corpus: str | None = None) -> str:
         """CARDS Table 1 counts on `corpus` under the scale's RoBERTa stand-in tokenizer."""
