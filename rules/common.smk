@@ -46,8 +46,8 @@ def run_spec(w):
     return W.run_spec(w.paper, w.backbone, w.method, w.seed)
 
 
-# Extra CLI flags per suite at this scale (the GLUE tasks and steps are the scale's `glue:` settings).
-suite_args = W.suite_args
+# Extra CLI flags per suite at this scale (sentaug.workflow.Workflow.suite_args; GLUE: scales.<scale>.glue_tasks).
+SUITE_ARGS = {suite: W.suite_args(suite) for suite in SUITES}
 
 
 def suite_code(suite):

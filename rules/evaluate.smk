@@ -72,7 +72,7 @@ rule evaluate_suite:
     params:
         pooler=lambda w: run_spec(w)["eval_pooler"],
         data=data_root("official"),
-        extra=lambda w: suite_args(w.suite),
+        extra=lambda w: SUITE_ARGS.get(w.suite, ""),
     threads: 2
     log:
         f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/{{suite}}.log",
@@ -92,7 +92,7 @@ rule evaluate_suite_pretrained:
     output:
         f"{R}/eval/pretrained/{{origin}}/{{backbone}}/{{suite}}/{{pooler}}.json",
     params:
-        extra=lambda w: suite_args(w.suite),
+        extra=lambda w: SUITE_ARGS.get(w.suite, ""),
     threads: 2
     log:
         f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/{{suite}}/{{pooler}}.log",
@@ -136,7 +136,7 @@ rule evaluate_glue_pretrained_options:
     output:
         f"{R}/eval/pretrained/{{origin}}/{{backbone}}/glue~{{options}}/{{pooler}}.json",
     params:
-        extra=lambda w: suite_args("glue"),
+        extra=SUITE_ARGS["glue"],
         options=lambda w: W.glue_option_args(w.options),
     threads: 2
     log:
