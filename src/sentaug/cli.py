@@ -25,9 +25,10 @@ def _kv(pairs: list[str] | None) -> dict:
 
 
 def cmd_download(a):
-    from .data.download import fetch
+    from .data.download import fetch, source_names
 
-    fetch(a.name, a.out, origin=a.origin, mirror=a.mirror)
+    for name in source_names(a.name, a.origin):  # a group (`glue`) fetches each of its sources
+        fetch(name, a.out, origin=a.origin, mirror=a.mirror)
 
 
 def cmd_backbone(a):
@@ -172,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     d = sub.add_parser("download", help="fetch a data set (official URL or mirror), verify sha256, write atomically")
-    d.add_argument("name", help="source name, e.g. senteval, wiki1m, wiki1m_head, demo_corpus")
+    d.add_argument("name", help="source name (src/sentaug/data/sources.yaml), e.g. senteval, wiki1m_head, transfer, "
+                                "glue/CoLA, or a group: glue")
     d.add_argument("--origin", choices=["official", "demo"], default="official")
     d.add_argument("--mirror", help="local folder laid out like ../shared/data (default: $SENTAUG_MIRROR)")
     d.add_argument("--out", required=True)
