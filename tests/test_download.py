@@ -137,6 +137,14 @@ def test_demo_origin_copies_the_bundled_data_with_its_manifest(tmp_path):
     assert (tmp_path / "sick/SICK_test_annotated.txt").is_file()
 
 
+def test_every_demo_source_installs_from_the_bundled_data(tmp_path):
+    for name, src in load_sources()["demo"].items():
+        written = fetch(name, tmp_path, origin="demo")
+        assert [p.relative_to(tmp_path).as_posix() for p in written] == src["outputs"]
+        assert all(p.exists() and (p.is_file() or any(p.iterdir())) for p in written), name
+    assert (tmp_path / "glue/MNLI/dev_mismatched.tsv").is_file() and (tmp_path / "cnsd/cnsd-sts-test.txt").is_file()
+
+
 def test_unknown_source_lists_the_known_ones(tmp_path):
     with pytest.raises(DownloadError, match="known: .*senteval"):
         fetch("nope", tmp_path)
