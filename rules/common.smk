@@ -2,10 +2,11 @@
 # rules call its command line (`python -m sentaug.cli`, so a conda env only needs the dependencies).
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
-from sentaug.workflow import SUITES, Workflow, code_files
+from sentaug.workflow import SUITES, Workflow, code_files, data_folders
 
 SRC = Path(workflow.basedir) / "src"
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
@@ -46,14 +47,9 @@ def run_spec(w):
     return W.run_spec(w.paper, w.backbone, w.method, w.seed)
 
 
-# Downstream suites read official data only (there is no demo version of them), also at demo scale.
-SUITE_ARGS = {"transfer": f"--mode {'test' if SCALE == 'paper' else 'fast'}"}  # extra CLI flags per suite
-if SCALE != "paper":
-    # GLUE train files are not available offline: below paper scale the GLUE suite is a smoke test that
-    # fine-tunes briefly on the four dev sets there are (its JSON says train_on_dev: true).
-    SUITE_ARGS["glue"] = "--tasks CoLA SST-2 MRPC RTE --train-on-dev --max-steps 100"
-if SCALE == "demo":
-    SUITE_ARGS["analysis"] = "--stackoverflow-limit 4000"  # a labelled subsample (purity is not comparable)
+# Extra CLI flags per suite at this scale (sentaug.workflow.Workflow.suite_args); every suite reads the scale's
+# data: the bundled demo data at demo scale, the official data (downloads or the mirror) above it.
+SUITE_ARGS = {suite: W.suite_args(suite) for suite in SUITES}
 
 
 def suite_code(suite):

@@ -44,20 +44,22 @@ rule download_corpus:
         "{params.mirror} 2> {log}"
 
 
-rule download_suite_data:
-    """Data of the downstream suites (sources `transfer`, `clustering`, `intent`: mirror only, sha256-pinned;
-    `glue`: official zips or mirror)."""
+rule download_data:
+    """A data folder named as its source in src/sentaug/data/sources.yaml (transfer, clustering, intent,
+    glue/<TASK>, nli/anli, nli/snli_senteval, nli/simcse, cnsd): from the official addresses or the mirror,
+    sha256-pinned; origin `demo`: the bundled demo data in the same layout."""
     output:
-        directory(f"{R}/data/official/{{folder}}"),
+        directory(f"{R}/data/{{origin}}/{{folder}}"),
     input:
-        code("data/download.py", "data/sources.yaml"),
+        _download_code,
     params:
         mirror=_mirror_flag(),
     wildcard_constraints:
-        folder="transfer|clustering|intent|glue",
+        folder="|".join(re.escape(f) for f in data_folders()),
     log:
-        f"{R}/logs/download/official/{{folder}}.log",
+        f"{R}/logs/download/{{origin}}/{{folder}}.log",
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} download {wildcards.folder} --origin official --out {R}/data/official {params.mirror} 2> {log}"
+        "{SENTAUG} download {wildcards.folder} --origin {wildcards.origin} --out {R}/data/{wildcards.origin} "
+        "{params.mirror} 2> {log}"

@@ -71,7 +71,7 @@ rule evaluate_suite:
         f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/{{suite}}.json",
     params:
         pooler=lambda w: run_spec(w)["eval_pooler"],
-        data=data_root("official"),
+        data=data_root(),
         extra=lambda w: SUITE_ARGS.get(w.suite, ""),
     threads: 2
     log:

@@ -18,6 +18,7 @@ a mirror, which could not be verified.
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import os
 import shutil
@@ -37,8 +38,11 @@ class DownloadError(ValueError):
     """A file could not be fetched or did not match its pin; the message names the file."""
 
 
+@functools.lru_cache(maxsize=1)
 def load_sources() -> dict:
-    return yaml.safe_load((resources.files("sentaug.data") / "sources.yaml").read_text(encoding="utf-8"))
+    """sources.yaml, parsed once per process (the workflow's input functions ask for it per job); read-only."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load((resources.files("sentaug.data") / "sources.yaml").read_text(encoding="utf-8"), Loader=loader)
 
 
 def demo_root() -> Path:
