@@ -90,7 +90,7 @@ def cmd_evaluate_intent(a):
     from .evaluate.intent import evaluate_intent_cli
 
     evaluate_intent_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, datasets=a.tasks,
-                        batch_size=a.batch_size, device=a.device, scale=a.scale)
+                        batch_size=a.batch_size, device=a.device, scale=a.scale, iterations=a.iterations)
 
 
 def _task_list(tasks):
@@ -245,6 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
     cl.set_defaults(func=cmd_evaluate_clustering)
     it = evs.add_parser("intent", help="few-shot intent classification (K = 5/10/20, 5 fixed splits)")
     _suite_args(it, "folder laid out like ../shared/data (intent/)")
+    it.add_argument("--iterations", type=int, default=1000,
+                    help="linear-layer iterations per split (VaSCL: 1000; fewer only for demo runs)")
     it.set_defaults(func=cmd_evaluate_intent)
     gl = evs.add_parser("glue", help="GLUE fine-tuning (CLEAR Table 1 / CARDS Table 6), optional R-drop + switch-case")
     _suite_args(gl, "folder laid out like ../shared/data (glue/<TASK>/train.tsv, dev.tsv)")
