@@ -19,6 +19,8 @@ rule download_senteval:
         _download_code,
     params:
         mirror=_mirror_flag(),
+    message:
+        "download STS/SICK ({wildcards.origin})"
     log:
         f"{R}/logs/download/{{origin}}/senteval.log",
     conda:
@@ -35,6 +37,8 @@ rule download_corpus:
         _download_code,
     params:
         mirror=_mirror_flag(),
+    message:
+        "download corpus {wildcards.corpus} ({wildcards.origin})"
     log:
         f"{R}/logs/download/{{origin}}/{{corpus}}.log",
     conda:
@@ -56,6 +60,8 @@ rule download_data:
         mirror=_mirror_flag(),
     wildcard_constraints:
         folder="|".join(re.escape(f) for f in data_folders()),
+    message:
+        "download {wildcards.folder} ({wildcards.origin})"
     log:
         f"{R}/logs/download/{{origin}}/{{folder}}.log",
     conda:
@@ -63,3 +69,22 @@ rule download_data:
     shell:
         "{SENTAUG} download {wildcards.folder} --origin {wildcards.origin} --out {R}/data/{wildcards.origin} "
         "{params.mirror} 2> {log}"
+
+
+rule data_stats:
+    """Statistics of the evaluation data, from the files (SDA Table 2, VaSCL Table 4)."""
+    output:
+        f"{R}/analysis/data_stats/{{origin}}/{{what}}.json",
+    input:
+        data=lambda w: W.data_stats_inputs(w.what, w.origin),
+        code=code("data/stats.py", "data/senteval.py", "data/cnsd.py", "data/clustering.py"),
+    wildcard_constraints:
+        what="sts|clustering",
+    message:
+        "data statistics: {wildcards.what} ({wildcards.origin})"
+    log:
+        f"{R}/logs/analysis/data_stats/{{origin}}/{{what}}.log",
+    conda:
+        "../envs/base.yaml"
+    shell:
+        "{SENTAUG} data-stats {wildcards.what} --data {R}/data/{wildcards.origin} --out {output} 2> {log}"

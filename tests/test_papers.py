@@ -76,7 +76,7 @@ def test_rows_match_columns_methods_and_poolers_exist(cfg, papers, name):
         assert rows, f"{name} {tname} has no rows"
         for row in rows:
             assert len(row["paper"]) == len(table["columns"]), (name, tname, row["label"])
-            sources = [k for k in ("method", "pretrained", "augmentation", "effect") if k in row]
+            sources = [k for k in ("method", "pretrained", "augmentation", "effect", "split", "dataset") if k in row]
             assert len(sources) == 1, (name, tname, row["label"], sources)
             if "method" in row:
                 assert row["method"] in cfg["methods"]

@@ -31,6 +31,12 @@ def cmd_download(a):
         fetch(name, a.out, origin=a.origin, mirror=a.mirror)
 
 
+def cmd_data_stats(a):
+    from .data.stats import data_stats_cli
+
+    data_stats_cli(a.what, a.data, a.out)
+
+
 def cmd_backbone(a):
     from .models.backbones import build_backbone
 
@@ -179,6 +185,14 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--mirror", help="local folder laid out like ../shared/data (default: $SENTAUG_MIRROR)")
     d.add_argument("--out", required=True)
     d.set_defaults(func=cmd_download)
+
+    ds = sub.add_parser("data-stats", help="statistics of the evaluation data from the files (SDA Table 2: STS "
+                                          "pairs per split; VaSCL Table 4: clustering sets), as JSON")
+    ds.add_argument("what", choices=["sts", "clustering"])
+    ds.add_argument("--data", required=True, help="folder laid out like ../shared/data (sts/, sick/, cnsd/ or "
+                                                  "clustering/)")
+    ds.add_argument("--out", required=True, help="JSON")
+    ds.set_defaults(func=cmd_data_stats)
 
     b = sub.add_parser("backbone", help="materialise a backbone (hub id, package, or random init) in HF layout")
     b.add_argument("name")

@@ -69,6 +69,15 @@ class Workflow:
         """A data folder (a source of sentaug/data/sources.yaml: transfer, glue/CoLA, nli/anli, cnsd, ...)."""
         return f"{self.data_root(origin)}/{folder}"
 
+    def data_stats_file(self, what: str, origin: str | None = None) -> str:
+        """`sentaug data-stats <what>` (sts, clustering) on the scale's data (SDA Table 2, VaSCL Table 4)."""
+        return f"{self.R}/analysis/data_stats/{origin or self.origin}/{what}.json"
+
+    def data_stats_inputs(self, what: str, origin: str | None = None) -> list[str]:
+        from .data.stats import STATS_DATA
+
+        return [self.data_folder(folder, origin) for folder in STATS_DATA[what]]
+
     @property
     def glue_tasks(self) -> list[str]:
         """The GLUE tasks the scale fine-tunes on (`scales.<scale>.glue_tasks`; all eight when not given)."""

@@ -57,6 +57,14 @@ KINDS: dict[str, TableKind] = {
         lambda wf, paper, row: [wf.tokenization_effects_file()],
         lambda result, column, row: result["percent"][row["effect"]]),
     **{suite: _suite_kind(suite) for suite in ("transfer", "clustering", "intent", "glue", "analysis")},
+    # SDA Table 2: pairs per split of each STS task (`sentaug data-stats sts`); a row is a split
+    "data_stats_sts": TableKind(
+        lambda wf, paper, row: [wf.data_stats_file("sts")],
+        lambda result, column, row: result[column][row["split"]]),
+    # VaSCL Table 4: N, mean words, classes, imbalance of each clustering set (`sentaug data-stats clustering`)
+    "data_stats_clustering": TableKind(
+        lambda wf, paper, row: [wf.data_stats_file("clustering")],
+        lambda result, column, row: result[row["dataset"]][column]),
 }
 
 
