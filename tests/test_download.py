@@ -170,7 +170,8 @@ def test_archive_pin_covers_unpinned_members_and_a_bad_archive_is_dropped(tmp_pa
     fetch("glue/MNLI", tmp_path / "ok", sources=sources)
     assert (tmp_path / "ok/glue/MNLI/dev_matched.tsv").read_bytes() == b"d\n"
     archive.write_bytes(zip_bytes({"MNLI/train.tsv": b"tampered\n", "MNLI/dev_matched.tsv": b"d\n"}))
-    with pytest.raises(DownloadError, match=r"glue/MNLI: MNLI\.zip \(from file:.*\): sha256 [0-9a-f]{64} does not match"):
+    with pytest.raises(DownloadError,
+                       match=r"glue/MNLI: MNLI\.zip \(from file:.*\): sha256 [0-9a-f]{64} does not match"):
         fetch("glue/MNLI", tmp_path / "bad", sources=sources)
     assert not (tmp_path / "bad/glue").exists() and not (tmp_path / "bad/.cache/MNLI.zip").exists()
     # a mirror is never trusted for a file without its own pin: the official archive is used

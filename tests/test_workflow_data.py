@@ -24,7 +24,8 @@ def test_suites_read_the_scales_own_data(cfg):
     assert small.suite_data("clustering") == ["R/data/official/clustering"]
     assert demo.suite_data("analysis") == ["R/data/demo/sts", "R/data/demo/clustering"]
     assert demo.suite_data("intent", origin="official") == ["R/data/official/intent"]
-    assert demo.pretrained_suite_eval("tiny-bert", "transfer", "avg") == "R/eval/pretrained/demo/tiny-bert/transfer/avg.json"
+    assert demo.pretrained_suite_eval("tiny-bert", "transfer", "avg") == \
+        "R/eval/pretrained/demo/tiny-bert/transfer/avg.json"
     # GLUE: one folder per task; below paper scale only the tasks whose training sets are offline
     assert demo.suite_data("glue") == [f"R/data/demo/glue/{t}" for t in
                                        ("CoLA", "SST-2", "MRPC", "RTE", "STS-B", "QQP", "QNLI", "MNLI")]

@@ -22,7 +22,6 @@ SHARED_RUNS = "shared"
 SUITES = ["transfer", "clustering", "intent", "glue", "analysis"]
 SUITE_DATA = {"transfer": ["transfer"], "clustering": ["clustering"], "intent": ["intent"],
               "analysis": ["sts", "clustering"]}
-GLUE_TASKS = ["CoLA", "SST-2", "MRPC", "RTE", "STS-B", "QQP", "QNLI", "MNLI"]
 
 
 def data_folders() -> list[str]:
@@ -81,7 +80,9 @@ class Workflow:
     @property
     def glue_tasks(self) -> list[str]:
         """The GLUE tasks the scale fine-tunes on (`scales.<scale>.glue_tasks`; all eight when not given)."""
-        return list(self.S.get("glue_tasks") or GLUE_TASKS)
+        from .data.glue import TASKS
+
+        return list(self.S.get("glue_tasks") or TASKS)
 
     def suite_data(self, suite: str, origin: str | None = None) -> list[str]:
         """The data folders a suite reads: the scale's own (bundled demo data at demo scale) unless `origin`."""

@@ -129,7 +129,10 @@ def check_sources(sources: dict) -> None:
 
 
 def _own_hash(pin) -> bool:
-    return pin is not None and (not isinstance(pin, dict) or bool({"sha256", "git_blob_sha1", "prefix_sha256"} & set(pin)))
+    """Whether a file is checked by a hash of its own (not only through its archive's)."""
+    if pin is None:
+        return False
+    return not isinstance(pin, dict) or bool({"sha256", "git_blob_sha1", "prefix_sha256"} & set(pin))
 
 
 # -- transfers --------------------------------------------------------------------------------------------
