@@ -58,6 +58,7 @@ rule download_data:
         _download_code,
     params:
         mirror=_mirror_flag(),
+        root=lambda w: data_root(w.origin),
     wildcard_constraints:
         folder="|".join(re.escape(f) for f in data_folders()),
     message:
@@ -67,8 +68,7 @@ rule download_data:
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} download {wildcards.folder} --origin {wildcards.origin} --out {R}/data/{wildcards.origin} "
-        "{params.mirror} 2> {log}"
+        "{SENTAUG} download {wildcards.folder} --origin {wildcards.origin} --out {params.root} {params.mirror} 2> {log}"
 
 
 rule data_stats:
@@ -78,6 +78,8 @@ rule data_stats:
     input:
         data=lambda w: W.data_stats_inputs(w.what, w.origin),
         code=code("data/stats.py", "data/senteval.py", "data/cnsd.py", "data/clustering.py"),
+    params:
+        root=lambda w: data_root(w.origin),
     wildcard_constraints:
         what="sts|clustering",
     message:
@@ -87,4 +89,4 @@ rule data_stats:
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} data-stats {wildcards.what} --data {R}/data/{wildcards.origin} --out {output} 2> {log}"
+        "{SENTAUG} data-stats {wildcards.what} --data {params.root} --out {output} 2> {log}"
