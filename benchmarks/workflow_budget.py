@@ -58,7 +58,7 @@ def dry_run(repeats: int, results: str) -> dict:
             "median_s": round(median, 2), "budget_s": DRY_RUN_BUDGET_S, "within_budget": median <= DRY_RUN_BUDGET_S}
 
 
-def finish_times(log: str, results: str) -> dict:
+def finish_times(log: str) -> dict:
     """Seconds from the first log timestamp to each finished table / figure job and to the last job."""
     stamps, finished = [], {}
     current = None
@@ -87,7 +87,7 @@ def demo_build(cores: int, targets: list[str], results: str) -> dict:
     wall = time.perf_counter() - start
     log = run.stdout + run.stderr
     rec = {"what": "demo build", "cores": cores, "targets": targets or ["all"], "returncode": run.returncode,
-           "wall_s": round(wall, 1), "jobs": job_count(log), **finish_times(log, results),
+           "wall_s": round(wall, 1), "jobs": job_count(log), **finish_times(log),
            "budget_tables_s": TABLES_BUDGET_S, "budget_all_s": ALL_BUDGET_S}
     if "last_table_s" in rec:
         rec["tables_within_budget"] = rec["last_table_s"] <= TABLES_BUDGET_S
