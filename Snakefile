@@ -27,3 +27,5 @@ rule all:
         all_tables(),
         W.all_figures(),
     default_target: True
+    message:
+        "every declared table and figure"

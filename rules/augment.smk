@@ -11,6 +11,8 @@ rule parse:
     params:
         model=lambda w: W.spacy_model(w.corpus),
     threads: config.get("workers", 1)
+    message:
+        "parse {wildcards.corpus} with spaCy"
     log:
         f"{R}/logs/parse/{{corpus}}.log",
     conda:
@@ -39,6 +41,8 @@ rule augment:
         extra=lambda w: " ".join(f"--param {k}={json.dumps(v)}" for k, v in _augmentation(w)[1].items()),
         model=lambda w: W.spacy_model(w.corpus),
     threads: config.get("workers", 1)
+    message:
+        "augment {wildcards.corpus}: {wildcards.augmentation}, seed {wildcards.seed}"
     log:
         f"{R}/logs/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.log",
     conda:

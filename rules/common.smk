@@ -2,10 +2,11 @@
 # rules call its command line (`python -m sentaug.cli`, so a conda env only needs the dependencies).
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
-from sentaug.workflow import SUITES, Workflow, code_files
+from sentaug.workflow import SUITES, Workflow, code_files, data_folders
 
 SRC = Path(workflow.basedir) / "src"
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
@@ -46,7 +47,8 @@ def run_spec(w):
     return W.run_spec(w.paper, w.backbone, w.method, w.seed)
 
 
-# Extra CLI flags per suite at this scale (sentaug.workflow.Workflow.suite_args; GLUE: scales.<scale>.glue_tasks).
+# Extra CLI flags per suite at this scale (sentaug.workflow.Workflow.suite_args); every suite reads the scale's
+# data: the bundled demo data at demo scale, the official data (downloads or the mirror) above it.
 SUITE_ARGS = {suite: W.suite_args(suite) for suite in SUITES}
 
 

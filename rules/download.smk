@@ -19,6 +19,8 @@ rule download_senteval:
         _download_code,
     params:
         mirror=_mirror_flag(),
+    message:
+        "download STS/SICK ({wildcards.origin})"
     log:
         f"{R}/logs/download/{{origin}}/senteval.log",
     conda:
@@ -35,6 +37,8 @@ rule download_corpus:
         _download_code,
     params:
         mirror=_mirror_flag(),
+    message:
+        "download corpus {wildcards.corpus} ({wildcards.origin})"
     log:
         f"{R}/logs/download/{{origin}}/{{corpus}}.log",
     conda:
@@ -44,20 +48,45 @@ rule download_corpus:
         "{params.mirror} 2> {log}"
 
 
-rule download_suite_data:
-    """Data of the downstream suites (sources `transfer`, `clustering`, `intent`: mirror only, sha256-pinned;
-    `glue`: official zips or mirror)."""
+rule download_data:
+    """A data folder named as its source in src/sentaug/data/sources.yaml (transfer, clustering, intent,
+    glue/<TASK>, nli/anli, nli/snli_senteval, nli/simcse, cnsd): from the official addresses or the mirror,
+    sha256-pinned; origin `demo`: the bundled demo data in the same layout."""
     output:
-        directory(f"{R}/data/official/{{folder}}"),
+        directory(f"{R}/data/{{origin}}/{{folder}}"),
     input:
-        code("data/download.py", "data/sources.yaml"),
+        _download_code,
     params:
         mirror=_mirror_flag(),
+        root=lambda w: data_root(w.origin),
     wildcard_constraints:
-        folder="transfer|clustering|intent|glue|cnsd",
+        folder="|".join(re.escape(f) for f in data_folders()),
+    message:
+        "download {wildcards.folder} ({wildcards.origin})"
     log:
-        f"{R}/logs/download/official/{{folder}}.log",
+        f"{R}/logs/download/{{origin}}/{{folder}}.log",
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} download {wildcards.folder} --origin official --out {R}/data/official {params.mirror} 2> {log}"
+        "{SENTAUG} download {wildcards.folder} --origin {wildcards.origin} --out {params.root} {params.mirror} 2> {log}"
+
+
+rule data_stats:
+    """Statistics of the evaluation data, from the files (SDA Table 2, VaSCL Table 4)."""
+    output:
+        f"{R}/analysis/data_stats/{{origin}}/{{what}}.json",
+    input:
+        data=lambda w: W.data_stats_inputs(w.what, w.origin),
+        code=code("data/stats.py", "data/senteval.py", "data/cnsd.py", "data/clustering.py"),
+    params:
+        root=lambda w: data_root(w.origin),
+    wildcard_constraints:
+        what="sts|clustering",
+    message:
+        "data statistics: {wildcards.what} ({wildcards.origin})"
+    log:
+        f"{R}/logs/analysis/data_stats/{{origin}}/{{what}}.log",
+    conda:
+        "../envs/base.yaml"
+    shell:
+        "{SENTAUG} data-stats {wildcards.what} --data {params.root} --out {output} 2> {log}"

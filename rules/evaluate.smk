@@ -13,6 +13,8 @@ rule evaluate_run:
         pooler=lambda w: run_spec(w)["eval_pooler"],
         data=data_root(),
     threads: 2
+    message:
+        "evaluate sts: {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
     log:
         f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.log",
     conda:
@@ -34,6 +36,8 @@ rule evaluate_run_pooler:
     params:
         data=data_root(),
     threads: 2
+    message:
+        "evaluate sts ({wildcards.pooler}): {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
     log:
         f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.{{pooler}}.log",
     conda:
@@ -52,6 +56,8 @@ rule evaluate_pretrained:
     output:
         f"{R}/eval/pretrained/{{origin}}/{{backbone}}/{{pooler}}.json",
     threads: 2
+    message:
+        "evaluate sts: pre-trained {wildcards.backbone} ({wildcards.pooler})"
     log:
         f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/{{pooler}}.log",
     conda:
@@ -71,9 +77,11 @@ rule evaluate_suite:
         f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/{{suite}}.json",
     params:
         pooler=lambda w: run_spec(w)["eval_pooler"],
-        data=data_root("official"),
+        data=data_root(),
         extra=lambda w: SUITE_ARGS.get(w.suite, ""),
     threads: 2
+    message:
+        "evaluate {wildcards.suite}: {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
     log:
         f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/{{suite}}.log",
     conda:
@@ -94,6 +102,8 @@ rule evaluate_suite_pretrained:
     params:
         extra=lambda w: SUITE_ARGS.get(w.suite, ""),
     threads: 2
+    message:
+        "evaluate {wildcards.suite}: pre-trained {wildcards.backbone} ({wildcards.pooler})"
     log:
         f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/{{suite}}/{{pooler}}.log",
     conda:

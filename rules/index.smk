@@ -18,6 +18,8 @@ rule index:
     threads: config.get("workers", 1)
     resources:
         gpu=1 if SCALE == "paper" else 0,
+    message:
+        "retrieval index {wildcards.corpus} / {wildcards.backbone} / {wildcards.pooler} / k={wildcards.k}"
     log:
         f"{R}/logs/index/{{corpus}}/{{backbone}}/{{pooler}}/k{{k}}.log",
     conda:

@@ -11,6 +11,8 @@ rule table:
         csv=f"{R}/tables/{{paper}}/{{table}}.csv",
     params:
         inputs=lambda w: json.dumps({"rows": table_inputs(w.paper, w.table), "meta": W.table_meta(w.paper, w.table)}),
+    message:
+        "table {wildcards.paper}/{wildcards.table}"
     log:
         f"{R}/logs/report/{{paper}}/{{table}}.log",
     conda:
@@ -31,6 +33,8 @@ rule figure:
         csv=f"{R}/figures/{{paper}}/{{figure}}.csv",
     params:
         inputs=lambda w: json.dumps({"panels": W.figure_points(w.paper, w.figure), "meta": W.table_meta()}),
+    message:
+        "figure {wildcards.paper}/{wildcards.figure}"
     log:
         f"{R}/logs/report/{{paper}}/{{figure}}.log",
     conda:
@@ -70,6 +74,8 @@ rule augment_cosine:
     params:
         max_lines=2000,
     threads: 2
+    message:
+        "census cosine: {wildcards.augmentation}, seed {wildcards.seed} ({wildcards.backbone})"
     log:
         f"{R}/logs/census/{{corpus}}/{{augmentation}}/seed{{seed}}.{{backbone}}.log",
     conda:
@@ -89,6 +95,8 @@ rule census:
     params:
         inputs=lambda w: json.dumps({"rows": census_rows(), "meta": {"corpus": CORPUS, "seed": SEEDS[0],
                                                                      "backbone": CENSUS_BACKBONE}}),
+    message:
+        "table augmentations (census)"
     log:
         f"{R}/logs/report/census.log",
     conda:
@@ -104,6 +112,8 @@ rule tokenization_effects:
         code=code("augment/cards.py"),
     output:
         f"{R}/analysis/tokenization_effects/{{corpus}}/{{backbone}}.json",
+    message:
+        "tokenization effects of switch-case ({wildcards.backbone})"
     log:
         f"{R}/logs/analysis/tokenization_effects/{{corpus}}/{{backbone}}.log",
     conda:

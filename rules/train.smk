@@ -10,6 +10,8 @@ rule backbone:
     params:
         spec=lambda w: json.dumps(config["backbones"][w.backbone]),
         mirror=f"--model-mirror {config['data']['model_mirror']}" if config["data"].get("model_mirror") else "",
+    message:
+        "backbone {wildcards.backbone}"
     log:
         f"{R}/logs/backbone/{{backbone}}.log",
     conda:
@@ -52,6 +54,8 @@ rule train:
         gpu=1 if SCALE == "paper" else 0,
         runtime=720 if SCALE == "paper" else 60,
         mem_mb=32000 if SCALE == "paper" else 4000,
+    message:
+        "train {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed} ({wildcards.paper})"
     log:
         f"{R}/logs/train/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.log",
     conda:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import json
 import random
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA_OUT = ROOT / "src/sentaug/resources/demo"
@@ -397,6 +399,21 @@ def build(rng: random.Random) -> dict[str, bytes]:
     return files
 
 
+def grammar() -> SimpleNamespace:
+    """The lexicon and generators that demo_suites.py builds the suites' demo data on."""
+    return SimpleNamespace(FIRST=FIRST, SURNAMES=SURNAMES, TOWNS=TOWNS, RIVERS=RIVERS, BUILDINGS=BUILDINGS,
+                           OCCUPATIONS=OCCUPATIONS, OBJECTS=OBJECTS, make_pairs=make_pairs, new_state=new_state,
+                           render=render, corpus_sentence=corpus_sentence, sick_text=sick_text)
+
+
+def suite_files() -> dict[str, bytes]:
+    """The demo data of the downstream suites, NLI and Chinese STS (scripts/demo_suites.py)."""
+    spec = importlib.util.spec_from_file_location("demo_suites", Path(__file__).with_name("demo_suites.py"))
+    suites = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(suites)
+    return suites.build(grammar())
+
+
 def count_lines(data: bytes) -> int:
     return data.count(b"\n")
 
@@ -417,9 +434,10 @@ def readme(files: dict[str, bytes]) -> str:
 A small data set **written for this project** so that the whole workflow runs offline on 2 CPU cores in
 minutes. Every sentence is synthetic: `scripts/make_demo_data.py` generates it from a small template
 grammar (invented names, towns and rivers; word lists of people, objects, verbs, adjectives and places,
-with synonym groups) using a fixed seed ({SEED}). Nothing is copied from Wikipedia, SentEval, STS or
-SICK; only the **file layout and formats** follow the real data mirror (`sts/`, `sick/`, `wiki/`), so
-the same readers are exercised. Do not report numbers obtained on it as results.
+with synonym groups) using a fixed seed ({SEED}). Nothing is copied from Wikipedia, SentEval, STS, SICK,
+GLUE, SNLI, ANLI, CNSD or the clustering and intent sets; only the **file layout and formats** follow the
+real data mirror (`sts/`, `sick/`, `wiki/`, `transfer/`, `clustering/`, `intent/`, `glue/`, `nli/`, `cnsd/`),
+so the same readers are exercised. Do not report numbers obtained on it as results.
 
 Regenerate (byte-identical; `tests/test_demo_data.py` checks it):
 
@@ -441,7 +459,29 @@ Regenerate (byte-identical; `tests/test_demo_data.py` checks it):
   sentence1, sentence2), lowercased and tokenised.
 - `sick/SICK_{{train,trial,test_annotated}}.txt`: header + pair_ID, sentence_A, sentence_B,
   relatedness_score (1-5), entailment_judgment (ENTAILMENT / NEUTRAL / CONTRADICTION); cased.
+- `transfer/`: SentEval's transfer tasks in SentEval's file layout (lowercased, tokenised): MR, CR, SUBJ,
+  MPQA (one text a line in a label-1 and a label-0 file), SST/binary (`sentence<TAB>label`, train/dev/test),
+  TREC (`COARSE:fine question`, 6 classes) and MRPC (header line with a BOM, 5 tab-separated columns).
+  Sentiment follows from the adjectives (a negated opposite counts), subjectivity from plot summary vs opinion.
+- `clustering/`: the eight short-text clustering CSVs (`text,label`) under the real names; each class is a
+  topic's word list (StackOverflow keeps its case; Tweet is imbalanced; GoogleNews T/S/TS share their rows).
+- `intent/<set>/fewshot_intent_format/{{train,valid,test}}/{{seq.in,label}}` for SNIPS, BANKING77, CLINC150,
+  HWU64 and ATIS, templates with slot fillers per intent. Every class has more than 20 pool (train + valid)
+  examples, as 20-shot splits need; ATIS has two classes below 40 that the suite drops, as it drops the real ones.
+- `glue/<TASK>/{{train,dev}}.tsv` for CoLA (no header), SST-2, MRPC (BOM), RTE, STS-B, QQP, QNLI and MNLI
+  (`dev_matched`/`dev_mismatched`, 12 / 16 columns) in GLUE's columns; one SST-2 sentence starts with a bare
+  `"` (the reason GLUE files are read with quoting off).
+- `nli/snli_senteval/{{s1,s2,labels}}.{{dev,test}}` (SentEval's SNLI layout, lines ending in a space),
+  `nli/simcse/nli_for_simcse.csv` (`sent0,sent1,hard_neg`: a sentence, a paraphrase, its negation; some fields
+  quoted) and `nli/anli/R{{1,2,3}}/{{dev,test}}.jsonl` (ANLI's fields, labels e/n/c). NLI labels follow the pair:
+  a paraphrase is entailment, a negation flip contradiction, anything else neutral.
+- `cnsd/cnsd-sts-{{train,dev,test}}.txt`: Chinese STS pairs `id||sentence1||sentence2||score` from a small
+  Chinese lexicon (people, actions with their objects, places, negation); integer score 5 minus the changed
+  slots' weights.
 - `MANIFEST.sha256`: sha256 of every data file (the download stage pins these).
+
+`scripts/demo_suites.py` writes the suites', NLI and Chinese files, each family from its own seeded
+generator.
 
 The same script trains the demo tokenizer in `../tokenizers/demo-bpe/` (byte-level BPE, `tokenizers`
 library, vocab_size {VOCAB_SIZE} asked, min_frequency 2, special tokens `<s> <pad> </s> <unk> <mask>` = ids
@@ -472,7 +512,7 @@ Total: {len(files)} data files, {total:,} bytes.
 
 def write_demo(out: Path) -> dict[str, bytes]:
     """Write every demo file (data, README.md, MANIFEST.sha256) under `out`; returns the data files."""
-    files = build(random.Random(SEED))
+    files = {**build(random.Random(SEED)), **suite_files()}
     manifest = "".join(f"{hashlib.sha256(files[p]).hexdigest()}  {p}\n" for p in sorted(files))
     for path, data in {**files, "README.md": readme(files).encode(), "MANIFEST.sha256": manifest.encode()}.items():
         (out / path).parent.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +76,7 @@ def test_manifest_matches_files():
     for digest, path in entries:
         assert re.fullmatch(r"[0-9a-f]{64}", digest)
         assert hashlib.sha256((DEMO / path).read_bytes()).hexdigest() == digest, path
-    assert sum(len(b) for b in data_files(DEMO).values()) < 600_000
+    assert sum(len(b) for b in data_files(DEMO).values()) < 1_000_000
 
 
 # (c) formats and counts ---------------------------------------------------------------------------
@@ -214,3 +215,94 @@ def test_demo_tokenizer_loads_as_roberta():
         assert tok.decode(tok(s)["input_ids"], skip_special_tokens=True) == s
     batch = tok(["a b", "a longer sentence than that"], padding=True)
     assert batch["input_ids"][0][-1] == 1 and batch["attention_mask"][0][-1] == 0
+
+
+# (f) the suites', NLI and Chinese STS formats, read by the package's own readers --------------------------
+def test_demo_transfer_reads_with_the_senteval_readers():
+    from sentaug.data.transfer import TASKS, load_transfer
+
+    data = load_transfer(DEMO)
+    assert set(data) == set(TASKS)
+    sizes = {t: len(data[t].labels) for t in ("MR", "CR", "SUBJ", "MPQA")}
+    assert sizes == {"MR": 120, "CR": 90, "SUBJ": 120, "MPQA": 90}
+    assert {k: len(v.labels) for k, v in data["SST2"].items()} == {"train": 160, "dev": 40, "test": 60}
+    assert {k: len(v.labels) for k, v in data["TREC"].items()} == {"train": 180, "test": 60}
+    assert set(data["TREC"]["train"].labels.tolist()) == set(range(6))        # all six coarse classes
+    assert {k: len(v.labels) for k, v in data["MRPC"].items()} == {"train": 120, "test": 60}
+    for task in ("MR", "CR", "SUBJ", "MPQA"):                                    # both classes present
+        assert 0 < data[task].labels.mean() < 1
+
+
+def test_demo_clustering_sets():
+    from sentaug.data.clustering import DATASETS, load_clustering
+
+    sets = load_clustering(DEMO)
+    assert set(sets) == set(DATASETS)
+    classes = {k: v.n_classes for k, v in sets.items()}
+    assert classes == {"AgNews": 4, "SearchSnippets": 8, "StackOverflow": 10, "Biomedical": 10, "Tweet": 12,
+                       "GoogleNews-TS": 12, "GoogleNews-T": 12, "GoogleNews-S": 12}
+    assert len(sets["StackOverflow"].texts) > 100          # the analysis suite's top-100 neighbourhoods
+    tweet_sizes = np.bincount(sets["Tweet"].labels)
+    assert tweet_sizes.max() / tweet_sizes.min() == 8       # imbalanced, like Tweet
+    t, ts = sets["GoogleNews-T"], sets["GoogleNews-TS"]
+    assert all(b.startswith(a + " ") for a, b in zip(t.texts, ts.texts)) and (t.labels == ts.labels).all()
+
+
+def test_demo_intent_sets_allow_20_shot_splits():
+    from sentaug.data.intent import DATASETS, read_intent
+    from sentaug.evaluate.intent import KS, fewshot_split
+
+    for name in DATASETS:
+        s = read_intent(DEMO, name)
+        counts = {c: s.pool.labels.count(c) for c in s.classes}
+        assert min(counts.values()) > max(KS), (name, counts)
+        assert set(s.test.labels) == set(s.classes)
+        train, val = fewshot_split(s.pool.labels, s.classes, 20, 0)
+        assert len(train) == 20 * len(s.classes)
+    atis = read_intent(DEMO, "ATIS")
+    assert atis.classes == ["atis_airfare", "atis_flight", "atis_ground_service"]   # the two below 40 dropped
+    assert len(read_intent(DEMO, "ATIS", min_class_size=0).classes) == 5
+
+
+def test_demo_glue_tasks_read_with_quoting_off():
+    from sentaug.data.glue import TASKS, read_glue
+
+    for task, spec in TASKS.items():
+        for split in ("train", *spec.eval_splits):
+            data = read_glue(DEMO / "glue" / task, split)
+            n = {"train": 64, "dev": 32}.get(split, 24)
+            assert len(data.labels) == n, (task, split)
+            if spec.labels:
+                assert len(set(data.labels.tolist())) == len(spec.labels), (task, split)   # every class occurs
+    assert read_glue(DEMO / "glue/SST-2", "train").text_a[3].startswith('" ')
+    assert (DEMO / "glue/MRPC/train.tsv").read_bytes().startswith(b"\xef\xbb\xbf")
+
+
+def test_demo_nli_formats():
+    from sentaug.data.nli import LABELS, read_anli, read_nli_pairs, read_nli_triplets
+
+    for split in ("dev", "test"):
+        pairs = read_nli_pairs(DEMO / "nli/snli_senteval", split)
+        assert len(pairs) == 60 and {p.label for p in pairs} == set(LABELS)
+    assert all(line.endswith(" ") for line in lines(DEMO / "nli/snli_senteval/s1.dev"))
+    triplets = read_nli_triplets(DEMO / "nli/simcse/nli_for_simcse.csv")
+    assert len(triplets) == 200
+    assert all(" not " in t.negative or "n't" in t.negative or " not " in t.anchor or "n't" in t.anchor
+               for t in triplets)                                        # the hard negative flips a negation
+    assert any("," in t.anchor for t in triplets)
+    for rnd in ("R1", "R2", "R3"):
+        for split in ("dev", "test"):
+            records = read_anli(DEMO / f"nli/anli/{rnd}/{split}.jsonl")
+            assert len(records) == 24 and {r.label for r in records} == set(LABELS)
+
+
+def test_demo_cnsd():
+    from sentaug.data.cnsd import read_cnsd_split
+
+    sizes = {}
+    for split in ("train", "dev", "test"):
+        pairs = read_cnsd_split(DEMO, split)
+        sizes[split] = len(pairs.gold)
+        assert set(pairs.gold.tolist()) <= {0.0, 1.0, 2.0, 3.0, 4.0, 5.0} and len(set(pairs.gold.tolist())) >= 4
+        assert all(re.search(r"[\u4e00-\u9fff]", s) for s in pairs.s1 + pairs.s2)      # Chinese text
+    assert sizes == {"train": 120, "dev": 60, "test": 60}

@@ -66,7 +66,7 @@ def test_sweep_has_one_run_per_declared_setting(cfg, tmp_path):
     assert secs["files"][0] == f"{run}/train_summary.json" and secs["targets"][0] == run
     assert [p["files"] for p in bars if p["series"] == "pre-trained"] == [
         [f"{tmp_path}/R/eval/pretrained/demo/tiny-roberta/avg.json"],
-        [f"{tmp_path}/R/eval/pretrained/official/tiny-roberta/transfer/avg.json"]]
+        [f"{tmp_path}/R/eval/pretrained/demo/tiny-roberta/transfer/avg.json"]]
 
 
 def test_rendered_numbers_are_the_result_files(cfg, tmp_path):

@@ -172,14 +172,15 @@ def test_zip_download_path(tmp_path, monkeypatch):
     with zipfile.ZipFile(archive, "w") as z:
         z.writestr("CoLA/dev.tsv", content)
         z.writestr("CoLA/train.tsv", b"ignored")
-    src = {"zips": {"glue/CoLA/": archive.as_uri()}, "members": {"glue/CoLA/": "CoLA/"}, "outputs": ["glue"],
+    src = {"downloads": {"CoLA.zip": {"url": archive.as_uri()}}, "archive": "CoLA.zip",
+           "members": {"glue/CoLA/": "CoLA/"}, "outputs": ["glue/CoLA"],
            "files": {"glue/CoLA/dev.tsv": hashlib.sha256(content).hexdigest()}}
-    fetch("glue", tmp_path / "out", sources={"official": {"glue": src}})
+    fetch("glue/CoLA", tmp_path / "out", sources={"official": {"glue/CoLA": src}})
     assert (tmp_path / "out/glue/CoLA/dev.tsv").read_bytes() == content
     assert not (tmp_path / "out/glue/CoLA/train.tsv").exists()
     src["files"]["glue/CoLA/dev.tsv"] = "0" * 64
     with pytest.raises(DownloadError, match="glue/CoLA/dev.tsv"):
-        fetch("glue", tmp_path / "out2", sources={"official": {"glue": src}})
+        fetch("glue/CoLA", tmp_path / "out2", sources={"official": {"glue/CoLA": src}})
     assert not (tmp_path / "out2/glue").exists()
 
 
@@ -187,5 +188,5 @@ def test_zip_download_path(tmp_path, monkeypatch):
 def test_glue_pins_match_mirror(tmp_path, mirror):
     from sentaug.data.download import fetch
 
-    fetch("glue", tmp_path, mirror=str(mirror))
+    fetch("glue/RTE", tmp_path, mirror=str(mirror))
     assert len(glue.read_glue(tmp_path, "RTE", "dev").labels) == 277

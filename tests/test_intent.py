@@ -118,22 +118,48 @@ def test_real_intent_sets_have_the_published_sizes(mirror):
                      "HWU64": sum(max(0, 40 - n) for n in counts.values())}
 
 
-def test_intent_data_needs_a_mirror_and_installs_verified_from_one(tmp_path, monkeypatch):
+def test_intent_installs_verified_from_its_official_addresses_or_a_mirror(tmp_path, monkeypatch):
+    """One raw file per address (jianguoz/Few-Shot-Intent-Detection, Datasets/<NAME>/<split>/): a remote file
+    that differs from its pin is refused, naming it, and so is a changed file in a mirror."""
+    import copy
+
     from sentaug.data.download import DownloadError, fetch, load_sources
 
     monkeypatch.delenv("SENTAUG_MIRROR", raising=False)
-    with pytest.raises(DownloadError, match="no direct download"):
-        fetch("intent", tmp_path / "out")
-    # a mirror holding a changed file is refused, naming it
-    pins = load_sources()["official"]["intent"]["files"]
-    assert len(pins) == 30  # 5 sets x {train, valid, test} x {seq.in, label}
+    sources = copy.deepcopy(load_sources())
+    src = sources["official"]["intent"]
+    assert len(src["files"]) == 30  # 5 sets x {train, valid, test} x {seq.in, label}
+    assert src["members"]["intent/atis/fewshot_intent_format/"] == "Datasets/ATIS/"
+    remote = tmp_path / "remote"
+    for rel in src["files"]:
+        path = remote / [theirs + rel[len(ours):] for ours, theirs in src["members"].items() if rel.startswith(ours)][0]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x\n")
+    src["base_url"] = remote.as_uri() + "/"   # the official layout, served locally, with wrong contents
+    with pytest.raises(DownloadError, match=r"intent/atis/fewshot_intent_format/test/label \(from file:.*"
+                                            r"Datasets/ATIS/test/label\): sha256"):
+        fetch("intent", tmp_path / "out", sources=sources)
+    assert not (tmp_path / "out" / "intent").exists()
     mirror = tmp_path / "mirror"
-    for rel in pins:
+    for rel in src["files"]:
         (mirror / rel).parent.mkdir(parents=True, exist_ok=True)
         (mirror / rel).write_text("x\n")
-    with pytest.raises(DownloadError, match="intent/atis/fewshot_intent_format/test/label"):
-        fetch("intent", tmp_path / "out", mirror=str(mirror))
+    with pytest.raises(DownloadError, match=r"intent/atis/fewshot_intent_format/test/label \(from mirror"):
+        fetch("intent", tmp_path / "out", mirror=str(mirror), sources=sources)
     assert not (tmp_path / "out" / "intent").exists()
+
+
+def test_demo_iterations_reach_the_record(tmp_path, minilm_path):
+    """`--iterations` (demo scale only) is what the linear layers run: checkpoints every 100 up to it."""
+    from sentaug.evaluate.intent import evaluate_intent_cli
+
+    write_set(tmp_path, "snips", {"train": [(f"{c} please {i}", c) for c in ("play", "book") for i in range(22)],
+                                  "valid": [(f"{c} now {i}", c) for c in ("play", "book") for i in range(4)],
+                                  "test": [(f"{c} later {i}", c) for c in ("play", "book") for i in range(3)]})
+    rec = evaluate_intent_cli(minilm_path, "avg", tmp_path, tmp_path / "intent.json", datasets=["SNIPS"],
+                              iterations=200)
+    assert rec["train"]["iterations"] == 200
+    assert {s for k in ("5", "10", "20") for s in rec["details"]["SNIPS"][k]["best_steps"]} <= {100, 200}
 
 
 @pytest.mark.mirror

@@ -83,7 +83,7 @@ def test_rows_match_columns_methods_and_poolers_exist(cfg, papers, name):
         assert rows, f"{name} {tname} has no rows"
         for row in rows:
             assert len(row["paper"]) == len(table["columns"]), (name, tname, row["label"])
-            sources = [k for k in ("method", "pretrained", "augmentation", "effect") if k in row]
+            sources = [k for k in ("method", "pretrained", "augmentation", "effect", "split", "dataset") if k in row]
             assert len(sources) == 1, (name, tname, row["label"], sources)
             if "method" in row:
                 assert sc.is_method(cfg, row["method"]), row["method"]     # a declared method or a variant
@@ -313,7 +313,8 @@ def test_dry_run_resolves_the_new_tables(tmp_path):
     ev = f"{results}/eval/demo/shared"     # below paper scale the papers share their runs
     assert inputs["cards/table3"]["3"] == [f"{ev}/tiny-roberta/cards/seed{s}/sts.json" for s in (1, 2)]
     assert inputs["vascl/table1"]["0"] == [f"{results}/eval/pretrained/demo/tiny-roberta/avg.json"]
-    assert inputs["vascl/table2"]["0"] == [f"{results}/eval/pretrained/official/tiny-roberta/clustering/avg.json"]
+    # at demo scale the suites read the bundled demo data (origin demo), as the STS evaluation does
+    assert inputs["vascl/table2"]["0"] == [f"{results}/eval/pretrained/demo/tiny-roberta/clustering/avg.json"]
     assert inputs["vascl/table2"]["2"] == [f"{ev}/tiny-roberta/vascl/seed{s}/clustering.json" for s in (1, 2)]
     assert inputs["augcse/table4"]["2"] == [f"{ev}/tiny-bert/augcse/seed{s}/sts.json" for s in (1, 2)]
     assert inputs["augcse/table6"]["1"] == [f"{ev}/tiny-bert/augcse_bool/seed{s}/sts.json" for s in (1, 2)]

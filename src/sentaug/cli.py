@@ -25,9 +25,16 @@ def _kv(pairs: list[str] | None) -> dict:
 
 
 def cmd_download(a):
-    from .data.download import fetch
+    from .data.download import fetch, source_names
 
-    fetch(a.name, a.out, origin=a.origin, mirror=a.mirror)
+    for name in source_names(a.name, a.origin):  # a group (`glue`) fetches each of its sources
+        fetch(name, a.out, origin=a.origin, mirror=a.mirror)
+
+
+def cmd_data_stats(a):
+    from .data.stats import data_stats_cli
+
+    data_stats_cli(a.what, a.data, a.out)
 
 
 def cmd_backbone(a):
@@ -96,7 +103,7 @@ def cmd_evaluate_intent(a):
     from .evaluate.intent import evaluate_intent_cli
 
     evaluate_intent_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, datasets=a.tasks,
-                        batch_size=a.batch_size, device=a.device, scale=a.scale)
+                        batch_size=a.batch_size, device=a.device, scale=a.scale, iterations=a.iterations)
 
 
 def _task_list(tasks):
@@ -179,11 +186,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     d = sub.add_parser("download", help="fetch a data set (official URL or mirror), verify sha256, write atomically")
-    d.add_argument("name", help="source name, e.g. senteval, wiki1m, wiki1m_head, demo_corpus")
+    d.add_argument("name", help="source name (src/sentaug/data/sources.yaml), e.g. senteval, wiki1m_head, transfer, "
+                                "glue/CoLA, or a group: glue")
     d.add_argument("--origin", choices=["official", "demo"], default="official")
     d.add_argument("--mirror", help="local folder laid out like ../shared/data (default: $SENTAUG_MIRROR)")
     d.add_argument("--out", required=True)
     d.set_defaults(func=cmd_download)
+
+    ds = sub.add_parser("data-stats", help="statistics of the evaluation data from the files (SDA Table 2: STS "
+                                          "pairs per split; VaSCL Table 4: clustering sets), as JSON")
+    ds.add_argument("what", choices=["sts", "clustering"])
+    ds.add_argument("--data", required=True, help="folder laid out like ../shared/data (sts/, sick/, cnsd/ or "
+                                                  "clustering/)")
+    ds.add_argument("--out", required=True, help="JSON")
+    ds.set_defaults(func=cmd_data_stats)
 
     b = sub.add_parser("backbone", help="materialise a backbone (hub id, package, or random init) in HF layout")
     b.add_argument("name")
@@ -255,6 +271,8 @@ def build_parser() -> argparse.ArgumentParser:
     cl.set_defaults(func=cmd_evaluate_clustering)
     it = evs.add_parser("intent", help="few-shot intent classification (K = 5/10/20, 5 fixed splits)")
     _suite_args(it, "folder laid out like ../shared/data (intent/)")
+    it.add_argument("--iterations", type=int, default=1000,
+                    help="linear-layer iterations per split (VaSCL: 1000; fewer only for demo runs)")
     it.set_defaults(func=cmd_evaluate_intent)
     gl = evs.add_parser("glue", help="GLUE fine-tuning (CLEAR Table 1 / CARDS Table 6), optional R-drop + switch-case")
     _suite_args(gl, "folder laid out like ../shared/data (glue/<TASK>/train.tsv, dev.tsv)")

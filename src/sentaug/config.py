@@ -25,8 +25,8 @@ class ConfigError(ValueError):
 
 
 def load_yaml(path: str | os.PathLike) -> dict:
-    with open(path, encoding="utf-8") as f:
-        return yaml.safe_load(f) or {}
+    with open(path, encoding="utf-8") as f:  # libyaml's safe loader when available: the same result, faster
+        return yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
 
 
 def validate(config: dict) -> None:

@@ -10,6 +10,7 @@ its paper component is `shared` (SimCSE is trained once per backbone and seed, n
 """
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 from . import config as sc
@@ -17,13 +18,21 @@ from . import config as sc
 SHARED_RUNS = "shared"
 
 # Downstream suites (`sentaug evaluate SUITE`, one JSON per model) and the data folders each reads under a
-# data root.
+# data root (the GLUE suite reads one folder per task of the scale: `glue/<TASK>`).
 SUITES = ["transfer", "clustering", "intent", "glue", "analysis", "cnsd"]
-SUITE_DATA = {"transfer": ["transfer"], "clustering": ["clustering"], "intent": ["intent"], "glue": ["glue"],
+SUITE_DATA = {"transfer": ["transfer"], "clustering": ["clustering"], "intent": ["intent"],
               "analysis": ["sts", "clustering"], "cnsd": ["cnsd"]}
 # Settings of `sentaug evaluate glue` a table row may give (`glue: {rdrop: 1.0, switch_case: 0.1}`, CARDS
 # Table 6), as they appear in the result's path and on the command line.
 GLUE_OPTIONS = {"rdrop": "--rdrop", "switch_case": "--switch-case"}
+
+
+def data_folders() -> list[str]:
+    """The data folders that one `sentaug download <folder>` each installs: the sources of
+    sentaug/data/sources.yaml named after their folder (transfer, glue/CoLA, nli/anli, cnsd, ...)."""
+    from .data.download import load_sources
+
+    return [name for name, src in load_sources()["official"].items() if src["outputs"] == [name]]
 
 
 class Workflow:
@@ -36,6 +45,16 @@ class Workflow:
         self.corpus = self.S["corpus"]
         self.seeds = self.S["seeds"]
         self.papers = papers if papers is not None else {n: sc.load_paper(config, n) for n in config["papers"]}
+        self._specs: dict[tuple, dict] = {}   # train_spec per (paper, backbone, method, seed): asked per job
+
+    def train_spec(self, paper: str | None, paper_backbone: str, method: str, seed: int) -> dict:
+        """sentaug.config.train_spec at this scale, memoised (a DAG's input functions ask for the same run's spec
+        many times, and resolving a method variant validates it against the schema). Returns a copy."""
+        key = (paper, paper_backbone, method, int(seed))
+        if key not in self._specs:
+            self._specs[key] = sc.train_spec(self.config, self.papers.get(paper) if paper else None, paper_backbone,
+                                             method, int(seed))
+        return copy.deepcopy(self._specs[key])
 
     # -- data ---------------------------------------------------------------------------------------------
     def data_root(self, origin: str | None = None) -> str:
@@ -62,8 +81,41 @@ class Workflow:
         """The data folder a run selects its checkpoint on: STS-B dev, or CNSD dev for a Chinese backbone."""
         return f"{self.data_root()}/{'cnsd' if spec.get('language') == 'zh' else 'sts'}"
 
-    def suite_data(self, suite: str, origin: str = "official") -> list[str]:
-        return [f"{self.data_root(origin)}/{folder}" for folder in SUITE_DATA[suite]]
+    def data_folder(self, folder: str, origin: str | None = None) -> str:
+        """A data folder (a source of sentaug/data/sources.yaml: transfer, glue/CoLA, nli/anli, cnsd, ...)."""
+        return f"{self.data_root(origin)}/{folder}"
+
+    def data_stats_file(self, what: str, origin: str | None = None) -> str:
+        """`sentaug data-stats <what>` (sts, clustering) on the scale's data (SDA Table 2, VaSCL Table 4)."""
+        return f"{self.R}/analysis/data_stats/{origin or self.origin}/{what}.json"
+
+    def data_stats_inputs(self, what: str, origin: str | None = None) -> list[str]:
+        from .data.stats import STATS_DATA
+
+        return [self.data_folder(folder, origin) for folder in STATS_DATA[what]]
+
+    @property
+    def glue_tasks(self) -> list[str]:
+        """The GLUE tasks the scale fine-tunes on (`scales.<scale>.glue_tasks`; all eight when not given)."""
+        from .data.glue import TASKS
+
+        return list(self.S.get("glue_tasks") or TASKS)
+
+    def suite_data(self, suite: str, origin: str | None = None) -> list[str]:
+        """The data folders a suite reads: the scale's own (bundled demo data at demo scale) unless `origin`."""
+        folders = [f"glue/{t}" for t in self.glue_tasks] if suite == "glue" else SUITE_DATA[suite]
+        return [self.data_folder(folder, origin) for folder in folders]
+
+    def suite_args(self, suite: str) -> str:
+        """Extra command-line flags of `sentaug evaluate SUITE` at this scale."""
+        if suite == "transfer":
+            return f"--mode {'test' if self.scale == 'paper' else 'fast'}"
+        if suite == "glue":
+            steps = {"demo": " --max-steps 20", "small": " --max-steps 100"}.get(self.scale, "")
+            return f"--tasks {' '.join(self.glue_tasks)}{steps}"
+        if self.scale == "demo":   # seconds per model on the demo data; the numbers are not comparable anyway
+            return {"analysis": "--stackoverflow-limit 4000", "intent": "--iterations 200"}.get(suite, "")
+        return ""
 
     # -- models and caches --------------------------------------------------------------------------------
     def backbone_dir(self, name: str) -> str:
@@ -97,7 +149,7 @@ class Workflow:
         if paper not in valid:
             raise ValueError(f"runs at scale '{self.scale}' live under "
                              f"{self.R}/runs/{self.scale}/{'|'.join(valid)}/, not under '{paper}'")
-        return sc.train_spec(self.config, self.papers.get(paper), self.paper_backbone(backbone), method, int(seed))
+        return self.train_spec(paper, self.paper_backbone(backbone), method, seed)
 
     def run_dir(self, paper: str, backbone: str, method: str, seed: int) -> str:
         return f"{self.R}/runs/{self.scale}/{self.run_paper(paper)}/{backbone}/{method}/seed{seed}"
@@ -113,32 +165,14 @@ class Workflow:
     def pretrained_eval(self, backbone: str, pooler: str) -> str:
         return f"{self.R}/eval/pretrained/{self.origin}/{backbone}/{pooler}.json"
 
-    def pretrained_suite_eval(self, backbone: str, suite: str, pooler: str, origin: str = "official") -> str:
-        return f"{self.R}/eval/pretrained/{origin}/{backbone}/{suite}/{pooler}.json"
+    def pretrained_suite_eval(self, backbone: str, suite: str, pooler: str, origin: str | None = None) -> str:
+        return f"{self.R}/eval/pretrained/{origin or self.origin}/{backbone}/{suite}/{pooler}.json"
 
     def run_eval_lowercase(self, paper: str, backbone: str, method: str, seed: int) -> str:
         """A run's STS scores with every sentence lower-cased (`evaluate sts --lowercase`, CARDS Table 4)."""
         return f"{self.R}/eval/{self.scale}/{self.run_paper(paper)}/{backbone}/{method}/seed{seed}/sts_lowercase.json"
 
     # -- GLUE fine-tuning ---------------------------------------------------------------------------------
-    @property
-    def glue_tasks(self) -> list[str]:
-        """The GLUE tasks the scale fine-tunes on (`scales.<scale>.glue_tasks`; all eight when not given)."""
-        from .data.glue import TASKS
-
-        return list(self.S.get("glue_tasks") or TASKS)
-
-    def suite_args(self, suite: str) -> str:
-        """Extra command-line flags of `sentaug evaluate SUITE` at this scale."""
-        if suite == "transfer":
-            return f"--mode {'test' if self.scale == 'paper' else 'fast'}"
-        if suite == "glue":
-            steps = {"demo": " --max-steps 20", "small": " --max-steps 100"}.get(self.scale, "")
-            return f"--tasks {' '.join(self.glue_tasks)}{steps}"
-        if self.scale == "demo":   # a labelled subsample (purity is not comparable)
-            return {"analysis": "--stackoverflow-limit 4000"}.get(suite, "")
-        return ""
-
     def glue_unbuilt_reason(self) -> str | None:
         """Why a GLUE table has empty columns at this scale (None when it runs all eight tasks)."""
         from .data.glue import TASKS
@@ -192,8 +226,7 @@ class Workflow:
                 raise ValueError(f"table row '{row['label']}': evaluation '{evaluation}' is not 'lowercase' "
                                  f"or is combined with a pooler")
             return self.run_eval_lowercase(paper, bb, row["method"], seed)
-        if pooler and pooler != sc.train_spec(self.config, self.papers[paper], row["backbone"], row["method"],
-                                              seed)["eval_pooler"]:
+        if pooler and pooler != self.train_spec(paper, row["backbone"], row["method"], seed)["eval_pooler"]:
             return self.run_eval_pooler(paper, bb, row["method"], seed, pooler)
         return self.run_eval(paper, bb, row["method"], seed)
 

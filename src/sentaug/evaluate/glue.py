@@ -297,8 +297,8 @@ def load_task_data(data_dir, task: str, train_on_dev: bool = False) -> tuple[Glu
     if train_file.is_file():
         return read_glue(data_dir, task, "train"), evals, "train"
     if not train_on_dev:
-        raise FileNotFoundError(f"{train_file}: GLUE {task} training split not found (place GLUE's train.tsv "
-                                f"there, see the glue entry of sources.yaml; or pass --train-on-dev for a smoke test)")
+        raise FileNotFoundError(f"{train_file}: GLUE {task} training split not found (`sentaug download "
+                                f"glue/{spec.folder}` installs it; or pass --train-on-dev for a smoke test)")
     first = spec.eval_splits[0]
     return evals[first], evals, first
 

@@ -121,7 +121,7 @@ def score_intent_set(d: IntentSet, vectors, ks=KS, n_splits: int = N_SPLITS, see
     return out
 
 
-def score_intent(data: dict, vectors, ks=KS, n_splits: int = N_SPLITS, progress: bool = False) -> dict:
+def score_intent(data: dict, vectors, ks=KS, n_splits: int = N_SPLITS, progress: bool = False, train=TRAIN) -> dict:
     names = list(data)
     if progress:
         from tqdm.auto import tqdm
@@ -129,7 +129,7 @@ def score_intent(data: dict, vectors, ks=KS, n_splits: int = N_SPLITS, progress:
         names = tqdm(names, desc="few-shot intent", unit="set")
     res, details = {}, {}
     for name in names:
-        details[name] = score_intent_set(data[name], vectors, ks, n_splits)
+        details[name] = score_intent_set(data[name], vectors, ks, n_splits, train=train)
         details[name]["n_classes"] = len(data[name].classes)
         details[name]["n_pool"] = len(data[name].pool.texts)
         details[name]["n_test"] = len(data[name].test.texts)
@@ -144,8 +144,9 @@ def score_intent(data: dict, vectors, ks=KS, n_splits: int = N_SPLITS, progress:
 
 
 def evaluate_intent_cli(model, pooler, data, out, datasets=None, ks=KS, n_splits=N_SPLITS, batch_size=128,
-                        device=None, scale=None) -> dict:
-    """`sentaug evaluate intent`: load the sets (fail fast), then the model; write one JSON atomically."""
+                        device=None, scale=None, iterations: int = TRAIN["iterations"]) -> dict:
+    """`sentaug evaluate intent`: load the sets (fail fast), then the model; write one JSON atomically.
+    `iterations` below VaSCL's 1000 is for the demo scale only (the record says how many were run)."""
     from ..io import write_json
     from .embeddings import embed_lookup, load_model, run_metadata
 
@@ -154,9 +155,10 @@ def evaluate_intent_cli(model, pooler, data, out, datasets=None, ks=KS, n_splits
     net, tokenizer = load_model(model, device)
     texts = [t for d in loaded.values() for t in (*d.pool.texts, *d.test.texts)]
     vectors = embed_lookup(net, tokenizer, texts, pooler, batch_size, progress=True)
-    res = score_intent(loaded, vectors, ks, n_splits, progress=True)
+    train = {**TRAIN, "iterations": iterations}
+    res = score_intent(loaded, vectors, ks, n_splits, progress=True, train=train)
     record = {**run_metadata(model, pooler, data, scale, start), "suite": "intent", "ks": list(ks),
-              "n_splits": n_splits, "split_seed": SPLIT_SEED, "train": TRAIN, **res}
+              "n_splits": n_splits, "split_seed": SPLIT_SEED, "train": train, **res}
     write_json(out, record)
     print(f"{model} [{pooler}] few-shot intent (test accuracy x100, mean ± sd over {n_splits} splits)")
     for name in loaded:

@@ -100,6 +100,14 @@ KINDS: dict[str, TableKind] = {
     # GLUE dev after fine-tuning (CLEAR Tables 1 and 3: GLUE's metrics; CARDS Table 6: its own)
     "glue": _glue_kind("score"),
     "glue_cards": _glue_kind("score_cards"),
+    # SDA Table 2: pairs per split of each STS task (`sentaug data-stats sts`); a row is a split
+    "data_stats_sts": TableKind(
+        lambda wf, paper, row: [wf.data_stats_file("sts")],
+        lambda result, column, row: result[column][row["split"]]),
+    # VaSCL Table 4: N, mean words, classes, imbalance of each clustering set (`sentaug data-stats clustering`)
+    "data_stats_clustering": TableKind(
+        lambda wf, paper, row: [wf.data_stats_file("clustering")],
+        lambda result, column, row: result[row["dataset"]][column]),
 }
 
 

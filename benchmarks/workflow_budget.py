@@ -1,0 +1,129 @@
+#!/usr/bin/env python
+"""Workflow budgets (issue 10), measured on purpose, never in the tests:
+
+  dry run   `snakemake -n` over the whole paper-scale DAG (every declared table and figure): at most 10 s.
+  demo      `make demo` from an empty results/ on 2 cores: every table within 30 min; tables, figures and
+            whatever else `rule all` builds within 40 min.
+
+    .venv/bin/python benchmarks/workflow_budget.py --dry-run              # median of 3 paper-scale dry runs
+    .venv/bin/python benchmarks/workflow_budget.py --demo --cores 2       # a full demo build (long)
+    .venv/bin/python benchmarks/workflow_budget.py --demo --targets results/tables/sda/table4.tex  # a subset
+
+Each run uses its own results folder (--results, default a fresh temporary one), so nothing already built
+counts. The demo build reports the wall time, the job count, the finishing time of the last table and of the
+whole build (from Snakemake's log), and writes everything as JSON (--out).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DRY_RUN_BUDGET_S = 10
+TABLES_BUDGET_S = 30 * 60
+ALL_BUDGET_S = 40 * 60
+
+
+def snakemake(args: list[str], results: str, config: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
+    cmd = [sys.executable, "-m", "snakemake", *args, "--config", f"results={results}", *config]
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+
+
+def job_count(stdout: str) -> int:
+    m = re.search(r"^total\s+(\d+)\s*$", stdout, flags=re.M)
+    return int(m[1]) if m else 0
+
+
+def dry_run(repeats: int, results: str) -> dict:
+    times, jobs = [], 0
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run = snakemake(["-n", "--quiet", "rules", "--nolock"], results, config=("scale=paper",))
+        times.append(time.perf_counter() - start)
+        if run.returncode != 0:
+            raise SystemExit(run.stdout[-2000:] + run.stderr[-2000:])
+        jobs = job_count(run.stdout)
+    median = statistics.median(times)
+    return {"what": "paper-scale dry run", "jobs": jobs, "seconds": [round(t, 2) for t in times],
+            "median_s": round(median, 2), "budget_s": DRY_RUN_BUDGET_S, "within_budget": median <= DRY_RUN_BUDGET_S}
+
+
+def finish_times(log: str) -> dict:
+    """Seconds from the first log timestamp to each finished table / figure job and to the last job."""
+    stamps, finished = [], {}
+    current = None
+    for line in log.splitlines():
+        m = re.match(r"\[(\w{3} \w{3} +\d+ [\d:]+ \d{4})\]", line)
+        if m:
+            current = datetime.strptime(m[1], "%a %b %d %H:%M:%S %Y")
+            stamps.append(current)
+        m = re.match(r"Finished jobid: \d+ \(Rule: (\w+)\)", line)
+        if m and current is not None:
+            finished.setdefault(m[1], []).append(current)
+    if not stamps:
+        return {}
+    t0 = stamps[0]
+    last = {rule: max(ts) for rule, ts in finished.items()}
+    out = {"last_job_s": (max(stamps) - t0).total_seconds()}
+    for rule in ("table", "figure"):
+        if rule in last:
+            out[f"last_{rule}_s"] = (last[rule] - t0).total_seconds()
+    return out
+
+
+def demo_build(cores: int, targets: list[str], results: str) -> dict:
+    start = time.perf_counter()
+    run = snakemake(["--cores", str(cores), "--nolock", *targets], results, config=("scale=demo",))
+    wall = time.perf_counter() - start
+    log = run.stdout + run.stderr
+    rec = {"what": "demo build", "cores": cores, "targets": targets or ["all"], "returncode": run.returncode,
+           "wall_s": round(wall, 1), "jobs": job_count(log), **finish_times(log),
+           "budget_tables_s": TABLES_BUDGET_S, "budget_all_s": ALL_BUDGET_S}
+    if "last_table_s" in rec:
+        rec["tables_within_budget"] = rec["last_table_s"] <= TABLES_BUDGET_S
+    rec["all_within_budget"] = wall <= ALL_BUDGET_S
+    if run.returncode != 0:
+        rec["error_tail"] = log[-3000:]
+    return rec
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dry-run", action="store_true", help="time the paper-scale dry run")
+    ap.add_argument("--demo", action="store_true", help="time a demo build from an empty results folder")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--targets", nargs="*", default=[], help="a subset of the demo build (default: rule all)")
+    ap.add_argument("--results", help="results folder (default: a new temporary folder per measurement)")
+    ap.add_argument("--out", type=Path, help="write the measurements as JSON")
+    a = ap.parse_args(argv)
+    if not (a.dry_run or a.demo):
+        a.dry_run = True
+    records = []
+    if a.dry_run:
+        with tempfile.TemporaryDirectory(prefix="sentaug-dry-") as tmp:
+            records.append(dry_run(a.repeats, a.results or tmp))
+        print(json.dumps(records[-1]))
+    if a.demo:
+        results = a.results or tempfile.mkdtemp(prefix="sentaug-demo-")
+        records.append(demo_build(a.cores, a.targets, results))
+        print(json.dumps({k: v for k, v in records[-1].items() if k != "error_tail"}))
+        if "error_tail" in records[-1]:
+            print(records[-1]["error_tail"], file=sys.stderr)
+    if a.out:
+        a.out.parent.mkdir(parents=True, exist_ok=True)
+        a.out.write_text(json.dumps(records, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

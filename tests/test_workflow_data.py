@@ -1,0 +1,57 @@
+"""Which data each suite reads at each scale (sentaug.workflow): the bundled demo data at demo scale, the official
+sources above it, GLUE per task; and the memoised training specs the DAG's input functions ask for."""
+from pathlib import Path
+
+import pytest
+
+import sentaug.config as sc
+from sentaug.workflow import SUITES, Workflow, data_folders
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    config = sc.load_yaml(ROOT / "config.yaml")
+    config["papers_dir"] = str(ROOT / "papers")
+    return config
+
+
+def test_suites_read_the_scales_own_data(cfg):
+    demo = Workflow({**cfg, "scale": "demo"}, results="R")
+    small = Workflow({**cfg, "scale": "small"}, results="R")
+    assert demo.suite_data("transfer") == ["R/data/demo/transfer"]
+    assert small.suite_data("clustering") == ["R/data/official/clustering"]
+    assert demo.suite_data("analysis") == ["R/data/demo/sts", "R/data/demo/clustering"]
+    assert demo.suite_data("intent", origin="official") == ["R/data/official/intent"]
+    assert demo.pretrained_suite_eval("tiny-bert", "transfer", "avg") == \
+        "R/eval/pretrained/demo/tiny-bert/transfer/avg.json"
+    # GLUE: one folder per task; below paper scale only the tasks whose training sets are offline
+    assert demo.suite_data("glue") == [f"R/data/demo/glue/{t}" for t in
+                                       ("CoLA", "SST-2", "MRPC", "RTE", "STS-B", "QQP", "QNLI", "MNLI")]
+    assert small.glue_tasks == ["CoLA", "SST-2", "MRPC", "RTE", "STS-B"]
+    assert small.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 100"
+    assert "--train-on-dev" not in demo.suite_args("glue")
+    paper = Workflow({**cfg, "scale": "paper"}, results="R")
+    assert paper.suite_args("transfer") == "--mode test" and demo.suite_args("transfer") == "--mode fast"
+    assert paper.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B QQP QNLI MNLI"
+
+
+def test_every_suite_folder_is_a_data_source(cfg):
+    """Each folder a suite reads is installed by one `sentaug download` (a rule's output), at every scale."""
+    folders = set(data_folders()) | {"sts", "sick"}
+    for scale in ("demo", "small", "paper"):
+        wf = Workflow({**cfg, "scale": scale}, results="R")
+        for suite in SUITES:
+            for path in wf.suite_data(suite):
+                assert path.split("/", 3)[3] in folders, (scale, suite, path)
+    assert {"transfer", "clustering", "intent", "cnsd", "nli/anli", "glue/MNLI"} <= set(data_folders())
+
+
+def test_train_spec_is_memoised_and_returned_as_a_copy(cfg):
+    wf = Workflow({**cfg, "scale": "demo"}, results="R")
+    a = wf.run_spec("shared", "tiny-roberta", "cards~positive.p=0.2", 1)
+    assert a == sc.train_spec(cfg | {"scale": "demo"}, None, "roberta-base", "cards~positive.p=0.2", 1)
+    a["positive"]["p"] = 0.9                      # a caller's edit must not leak into the next answer
+    assert wf.run_spec("shared", "tiny-roberta", "cards~positive.p=0.2", 1)["positive"]["p"] == 0.2
+    assert len(wf._specs) == 1
