@@ -33,9 +33,29 @@ def _index(w):
     return f"{R}/index/{spec['corpus']}/{w.backbone}/{spec['eval_pooler']}/k{spec['negatives'].get('k', 64)}.npz"
 
 
+rule nli_triplets:
+    """NLI (premise, entailment, contradiction) triplets of the nli training source (AugCSE Tables 2, 14):
+    `<set>.csv`, or `<set>.as_<other>.csv` sampled down to the other set's size."""
+    input:
+        data=lambda w: W.triplets_inputs(w.name),
+        code=code("data/triplets.py", "data/nli.py"),
+    output:
+        csv=f"{R}/nli/{{origin}}/{{name}}.csv",
+        stats=f"{R}/nli/{{origin}}/{{name}}.json",
+    params:
+        sets=lambda w: " --sample-as ".join(w.name.split(".as_")),   # <set> [--sample-as <other set>]
+    log:
+        f"{R}/logs/nli/{{origin}}/{{name}}.log",
+    conda:
+        "../envs/base.yaml"
+    shell:
+        "{SENTAUG} nli-triplets --set {params.sets} --data {R}/data/{wildcards.origin} "
+        "--out {output.csv} > {log} 2>&1"
+
+
 rule train:
     input:
-        corpus=lambda w: corpus_file(run_spec(w)["corpus"]),
+        corpus=lambda w: W.train_corpus(run_spec(w)),
         positives=_positives,
         index=_index,
         backbone=lambda w: backbone_dir(w.backbone),

@@ -65,6 +65,9 @@ def _check_method_references(config: dict, name: str, m: dict) -> None:
     pos = m["positive"]
     used = [("positive.augmentation", pos.get("augmentation"))] if pos["source"] in ("cache", "two_views") else []
     used += [("augmented_view", a) for a in m.get("augmented_view") or []]
+    negatives = m.get("negatives")
+    if isinstance(negatives, dict) and negatives.get("source") == "cache":
+        used.append(("negatives.augmentation", negatives.get("augmentation")))
     for key, aug in used:
         if aug not in config["augmentations"]:
             raise ConfigError(f"config key 'methods.{name}.{key}': unknown augmentation '{aug}'")
@@ -288,8 +291,10 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
     if s["paper_recipes"]:
         layers.append(config["backbones"][backbone].get("train", {}))
         recipe = dict(((paper or {}).get("recipes") or {}).get(backbone, {}))
-        by_method = recipe.pop("methods", None) or {}
-        layers += [recipe, by_method.get(method, {})]
+        by_method = dict((recipe.pop("methods", None) or {}).get(method) or {})
+        if "objectives" in by_method:     # a paper's per-backbone objective weights (AugCSE Table 10's lambda)
+            m["objectives"] = by_method.pop("objectives")
+        layers += [recipe, by_method]
     hp = _merge(config["train"], *layers)
     hp["batch_size"] *= hp.pop("batch_multiplier", 1)   # e.g. CLEAR's double-batch baseline, at any scale
     positive = dict(m["positive"])
@@ -304,13 +309,18 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
         if augmentation_language(config, aug) != language:
             raise ConfigError(f"method '{method}' on backbone '{backbone}' ({language}): augmentation '{aug}' "
                               f"applies to {augmentation_language(config, aug)} text")
+    if positive["source"] == "nli":
+        positive["triplets"] = corpus = nli_triplet_set(config, positive, scale)
+    negatives = {"source": negatives} if isinstance(negatives, str) else dict(negatives)
+    if negatives["source"] == "cache":   # its settings ride along, so that changing them retrains
+        negatives["settings"] = dict(config["augmentations"][negatives["augmentation"]])
     return {
         "scale": scale,
         "paper_backbone": backbone,
         "backbone": stand_in(config, backbone, scale),
         "method": method,
         "positive": positive,
-        "negatives": {"source": negatives} if isinstance(negatives, str) else dict(negatives),
+        "negatives": negatives,
         "objectives": [dict(o) for o in m.get("objectives", [])],
         **{k: copy.deepcopy(m[k]) for k in METHOD_KEYS if k in m},
         "seed": seed,
@@ -318,6 +328,21 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
         **({"language": language} if language != "en" else {}),   # English specs stay as they were
         **hp,
     }
+
+
+def nli_triplet_set(config: dict, positive: dict, scale: str | None = None) -> str:
+    """The triplet file (its name under results/nli/<origin>/) of an `nli` positive at this scale: the scale's
+    `nli_sets` entry for `positive.data` (nli: SNLI + MNLI, anli: ANLI), sampled down to the size of the
+    `positive.sample_as` set when one is named (`<set>.as_<other set>`)."""
+    sets = scale_settings(config, scale).get("nli_sets") or {}
+    wanted = [("data", positive.get("data", "nli"))]
+    if positive.get("sample_as"):
+        wanted.append(("sample_as", positive["sample_as"]))
+    for key, data in wanted:
+        if data not in sets:
+            raise ConfigError(f"config key 'scales.{scale or config['scale']}.nli_sets' has no '{data}' "
+                              f"(positive.{key} of an nli method)")
+    return ".as_".join(sets[data] for _, data in wanted)
 
 
 def method_caches(spec: dict) -> list[tuple[str, int]]:
@@ -331,4 +356,6 @@ def method_caches(spec: dict) -> list[tuple[str, int]]:
     elif positive["source"] == "two_views":
         caches += [(positive["augmentation"], seed), (positive["augmentation"], seed + 100)]
     caches += [(a, seed) for a in spec.get("augmented_view") or []]
+    if spec.get("negatives", {}).get("source") == "cache":     # AugCSE Table 1: cached hard negatives
+        caches.append((spec["negatives"]["augmentation"], seed))
     return caches

@@ -4,6 +4,7 @@ Declared in config.yaml (`methods:`) and resolved into the training spec by `sen
 
     positive:      {source: dropout | cache | switch_case | two_views | augmented_view, ...}
     negatives:     {source: in_batch} | {source: retrieved, mode: top_k_uniform | r_top | d_uniform, k, s}
+                   | {source: cache, augmentation, only_changed, shared} | {source: nli, use, shared}
     contrastive:   {name: infonce | nt_xent | none, symmetric: false}   (none: the mlm objective alone)
     head:          mlp | two_layer | batchnorm | none        (default: mlp with pooler cls, else none)
     augmented_view: [augmentation, ...]                     (AugCSE's per-example augmented sentence)
@@ -90,9 +91,14 @@ class Method(nn.Module):
             self.contrastive = InfoNCE(tau, symmetric=contrastive.get("symmetric", False))
         else:
             raise ValueError(f"method '{spec['method']}': unknown contrastive loss '{contrastive['name']}'")
-        self.sampler = self._sampler(as_source(spec.get("negatives", "in_batch")), index_path)
-        if self.sampler is not None and contrastive["name"] != "infonce":
-            raise ValueError(f"method '{spec['method']}': retrieved negatives need the infonce loss")
+        negatives = as_source(spec.get("negatives", "in_batch"))
+        self.sampler = self._sampler(negatives, index_path)
+        # cache / nli: one hard negative per example, from the batch; every anchor sees all of them (SimCSE's
+        # supervised loss) or, with shared: false, its own only (AugCSE eq. 1)
+        self.batch_negatives = negatives["source"] in ("cache", "nli")
+        self.shared_negatives = bool(negatives.get("shared", True))
+        if (self.sampler is not None or self.batch_negatives) and contrastive["name"] != "infonce":
+            raise ValueError(f"method '{spec['method']}': {negatives['source']} negatives need the infonce loss")
         self.weights: dict[str, float] = {}
         self.objectives = nn.ModuleDict()
         hidden = encoder.backbone.config.hidden_size
@@ -115,7 +121,7 @@ class Method(nn.Module):
             self.objectives[name], self.weights[name] = module, weight
 
     def _sampler(self, negatives: dict, index_path: str | None):
-        if negatives["source"] == "in_batch":
+        if negatives["source"] in ("in_batch", "cache", "nli"):
             return None
         if negatives["source"] != "retrieved":
             raise ValueError(f"method '{self.spec['method']}': unknown negative source '{negatives['source']}'")
@@ -159,6 +165,9 @@ class Method(nn.Module):
             negative_rows = self.sampler.sample(batch.lines, g)            # [B, s] for the global batch
             texts += self.sampler.sentences(negative_rows[mine])
         n_neg = 0 if negative_rows is None else negative_rows[mine].numel()
+        if self.batch_negatives:
+            texts += batch.negatives[mine]
+            n_neg = b
         if "discriminator" in self.objectives:
             texts += batch.augmented[mine]
         enc = self._tokenize(texts)
@@ -171,6 +180,11 @@ class Method(nn.Module):
             negatives = distributed.gather_with_grad(z[2 * b:2 * b + n_neg])
             mask = same_id_mask(self.sampler.rows(batch.lines), negative_rows.reshape(-1)).to(z.device)
             total = self.contrastive(z1, z2, negatives, mask)
+        elif self.batch_negatives:
+            negatives = distributed.gather_with_grad(z[2 * b:3 * b])
+            own_only = None if self.shared_negatives else \
+                ~torch.eye(len(z1), dtype=torch.bool, device=z.device)   # True = column dropped
+            total = self.contrastive(z1, z2, negatives, own_only)
         else:
             total = self.contrastive(z1, z2)
         parts = {"contrastive": total.item()}

@@ -8,6 +8,17 @@ Positive sources (`positive.source`), each giving the anchor and positive text o
 - `two_views` (CLEAR): both sides are augmented, by the same augmentation with two different seeds (two
   caches); the original sentence is kept for the MLM objective.
 - `augmented_view` (AugCSE "positive" / "no discriminator"): the positive is the example's augmented view.
+- `nli` (supervised SimCSE, AugCSE Tables 2 and 14): examples are NLI triplets (premise, entailed, contradicted
+  hypothesis; `NliTrainingData`), not corpus lines; the anchor is the premise and the positive the hypothesis
+  named by `positive.use` (entailment, or contradiction for AugCSE's "contradiction as pos" rows). The triplet
+  file (`positive.triplets`, resolved per scale by `sentaug.config.train_spec`) is passed as the corpus.
+
+Hard negatives per example (`negatives.source`, beside the in-batch negatives; `sentaug.train.method` adds them
+as one extra column block, seen by every anchor or, with `shared: false`, by its own anchor only):
+- `cache` (AugCSE Table 1, eq. 1): the example's cached augmentation. With `only_changed` (default true) the
+  lines the augmentation left unchanged are dropped, as AugCSE removes data points without a successful
+  negative augmentation.
+- `nli`: the triplet's other hypothesis (`negatives.use`: contradiction, or entailment).
 
 The augmented view (`augmented_view: [augmentation, ...]`, AugCSE): each line gets one augmentation drawn
 uniformly from the set, fixed for the run by (seed, line) (AugCSE samples once; resampling per epoch did
@@ -39,6 +50,30 @@ class Batch:
     originals: list[str]               # the sentence as in the corpus (MLM input)
     augmented: list[str] = field(default_factory=list)   # AugCSE's discriminator input
     labels: list[int] = field(default_factory=list)      # class of each augmented text
+    negatives: list[str] = field(default_factory=list)   # one hard negative per example (cache / nli)
+
+
+def negative_source(spec: dict) -> dict:
+    """The method's `negatives` in dict form (`in_batch` -> {source: in_batch})."""
+    value = spec.get("negatives", "in_batch")
+    return {"source": value} if isinstance(value, str) else dict(value)
+
+
+def discriminator_classes(spec: dict) -> int:
+    """AugCSE's discriminator classes: one per augmentation plus "unchanged" (`labels: bool`: two)."""
+    return 2 if spec.get("labels", "type") == "bool" else len(spec.get("augmented_view") or []) + 1
+
+
+NLI_FIELDS = {"entailment": 1, "contradiction": 2}     # NLITriplet fields: anchor, positive, negative
+
+
+def training_data(spec: dict, corpus: str | Path, caches: list[str] | None = None):
+    """The examples of a run: NLI triplets for the `nli` positive source, else the corpus lines."""
+    if spec["positive"]["source"] == "nli":
+        if caches:
+            raise ValueError(f"method '{spec['method']}': the nli source reads no augmentation cache")
+        return NliTrainingData(spec, corpus)
+    return TrainingData(spec, corpus, caches)
 
 
 def _read_cache(path: str | Path):
@@ -64,9 +99,15 @@ class TrainingData:
         positive = spec["positive"]
         self.source = positive["source"]
         caches = list(caches or [])
-        needed = {"cache": 1, "two_views": 2}.get(self.source, 0) + len(spec.get("augmented_view") or [])
+        negative = negative_source(spec)
+        if negative["source"] == "nli":
+            raise ValueError(f"method '{spec['method']}': nli negatives need the nli positive source")
+        negative_cache = negative["source"] == "cache"
+        needed = ({"cache": 1, "two_views": 2}.get(self.source, 0) + len(spec.get("augmented_view") or [])
+                  + negative_cache)
         if len(caches) != needed:
             what = f"positive source '{self.source}'" + (" and augmented_view" if spec.get("augmented_view") else "")
+            what += " and cached negatives" if negative_cache else ""
             raise ValueError(f"method '{spec['method']}': {what} needs --positives with {needed} cache file(s) "
                              f"(got {len(caches)})")
         corpus_lines = read_corpus(corpus)
@@ -79,6 +120,14 @@ class TrainingData:
                                  f"{len(corpus_lines)} lines): it was built from another corpus")
         if self.source not in ("dropout", "cache", "two_views", "switch_case", "augmented_view"):
             raise ValueError(f"unknown positive source '{self.source}'")
+        self.negatives = None
+        if negative_cache:      # the last cache (sentaug.config.method_caches)
+            table = tables.pop()
+            if negative.get("only_changed", True):
+                changed = table["changed"].tolist()
+                self.lines = [i for i in self.lines if changed[i]]
+                self.originals = [corpus_lines[i].text for i in self.lines]
+            self.negatives = [table["augmented"].iat[i] for i in self.lines]
         n_positive = {"cache": 1, "two_views": 2}.get(self.source, 0)
         views = [[t["augmented"].iat[i] for i in self.lines] for t in tables[:n_positive]]
         self.view_a = views[0] if views else None
@@ -107,7 +156,7 @@ class TrainingData:
 
     @property
     def n_classes(self) -> int:
-        return 2 if self.spec.get("labels", "type") == "bool" else len(self.spec.get("augmented_view") or []) + 1
+        return discriminator_classes(self.spec)
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -131,4 +180,43 @@ class TrainingData:
                                      p.get("version", "v1")) for t, i in zip(originals, idx)]
         return Batch([self.lines[i] for i in idx], anchors, positives, originals,
                      [self.augmented[i] for i in idx] if self.augmented else [],
-                     [self.labels[i] for i in idx] if self.labels else [])
+                     [self.labels[i] for i in idx] if self.labels else [],
+                     [self.negatives[i] for i in idx] if self.negatives else [])
+
+
+class NliTrainingData:
+    """Supervised SimCSE's examples: the triplets of an NLI triplet file (nli_for_simcse.csv's layout)."""
+
+    augmented: list[str] = []
+    labels: list[int] = []
+    n_classes = 0
+
+    def __init__(self, spec: dict, triplets: str | Path):
+        from ..data.nli import read_nli_triplets
+
+        self.spec, self.seed, self.corpus = spec, spec["seed"], triplets
+        positive, negative = spec["positive"], negative_source(spec)
+        uses = [("positive.use", positive.get("use", "entailment"))]
+        if negative["source"] == "nli":
+            uses.append(("negatives.use", negative.get("use", "contradiction")))
+        elif negative["source"] != "in_batch":
+            raise ValueError(f"method '{spec['method']}': the nli source takes in_batch or nli negatives, "
+                             f"not '{negative['source']}'")
+        for key, use in uses:
+            if use not in NLI_FIELDS:
+                raise ValueError(f"method '{spec['method']}': {key} must be one of {', '.join(NLI_FIELDS)}")
+        if spec.get("augmented_view"):
+            raise ValueError(f"method '{spec['method']}': the nli source has no augmented view")
+        rows = read_nli_triplets(triplets)
+        self.originals = [t.anchor for t in rows]
+        self.positives = [t[NLI_FIELDS[uses[0][1]]] for t in rows]
+        self.negatives = [t[NLI_FIELDS[uses[1][1]]] for t in rows] if len(uses) > 1 else None
+        self.lines = list(range(len(rows)))
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def batch(self, idx: list[int], step: int) -> Batch:
+        anchors = [self.originals[i] for i in idx]
+        return Batch(list(idx), anchors, [self.positives[i] for i in idx], anchors,
+                     negatives=[self.negatives[i] for i in idx] if self.negatives else [])

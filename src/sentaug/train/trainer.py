@@ -29,7 +29,7 @@ from ..io import write_json
 from ..models.encoder import SentenceEncoder, pick_device
 from . import distributed
 from .method import Method, needs_mlm
-from .sources import TrainingData
+from .sources import training_data
 
 LOG_EVERY = 10
 
@@ -132,7 +132,7 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
 
     torch.manual_seed(spec["seed"])
     torch.use_deterministic_algorithms(dev.type == "cpu", warn_only=True)
-    data = TrainingData(spec, corpus, caches)
+    data = training_data(spec, corpus, caches)
     if not len(data):
         raise ValueError(f"{corpus}: no training sentences")
     model, tokenizer, lm_head = load_backbone(backbone, spec, dev)
