@@ -4,7 +4,7 @@
 rule table:
     input:
         paper="papers/{paper}.yaml",
-        results=lambda w: [f for files in table_inputs(w.paper, w.table).values() for f in files],
+        results=lambda w: W.table_files(w.paper, w.table),
         code=code("report"),
     output:
         tex=f"{R}/tables/{{paper}}/{{table}}.tex",
@@ -120,3 +120,36 @@ rule tokenization_effects:
         "../envs/augment.yaml"
     shell:
         "{SENTAUG} tokenization-effects --corpus {input.corpus} --tokenizer {input.tokenizer} --out {output} 2> {log}"
+
+
+# Tables that are configuration (AugCSE Tables 3, 10, 11, 13): a run's resolved spec, and its parameter counts
+# from the modules the trainer builds, written without training.
+rule describe_spec:
+    input:
+        code("report/describe.py"),
+    output:
+        f"{R}/describe/{SCALE}/{{paper}}/{{backbone}}/{{method}}/spec.json",
+    params:
+        spec=lambda w: json.dumps(W.run_spec(w.paper, w.backbone, w.method, SEEDS[0])),
+    log:
+        f"{R}/logs/describe/{SCALE}/{{paper}}/{{backbone}}/{{method}}/spec.log",
+    conda:
+        "../envs/base.yaml"
+    shell:
+        "{SENTAUG} describe spec --spec {params.spec:q} --out {output} 2> {log}"
+
+
+rule describe_model_size:
+    input:
+        backbone=lambda w: backbone_dir(w.backbone),
+        code=code("report/describe.py", "train", "objectives", "models"),
+    output:
+        f"{R}/describe/{SCALE}/{{paper}}/{{backbone}}/{{method}}/model_size.json",
+    params:
+        spec=lambda w: json.dumps(W.run_spec(w.paper, w.backbone, w.method, SEEDS[0])),
+    log:
+        f"{R}/logs/describe/{SCALE}/{{paper}}/{{backbone}}/{{method}}/model_size.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "{SENTAUG} describe model-size --spec {params.spec:q} --backbone {input.backbone} --out {output} > {log} 2>&1"

@@ -55,6 +55,16 @@ def suite_keys(kind: str) -> set[str]:
         from sentaug.report.kinds import GLUE_COLUMN_TASKS
 
         return {*TASKS, *GLUE_COLUMN_TASKS, "avg"}
+    if kind == "cola":
+        return {"accuracy", "majority_baseline"}
+    if kind == "nli":
+        return {"anli.accuracy", "anli.accuracy_code"}
+    if kind == "train":
+        return {"best_stsb_dev", "train_seconds"}
+    if kind == "nli_isomorphism":
+        from sentaug.evaluate.nli import ISO_PAIRS
+
+        return set(ISO_PAIRS)
     raise AssertionError(f"no key list for kind {kind}")
 
 
@@ -85,15 +95,20 @@ def test_rows_match_columns_methods_and_poolers_exist(cfg, papers, name):
             assert len(row["paper"]) == len(table["columns"]), (name, tname, row["label"])
             sources = [k for k in ("method", "pretrained", "augmentation", "effect", "split", "dataset") if k in row]
             assert len(sources) == 1, (name, tname, row["label"], sources)
-            if "method" in row:
-                assert sc.is_method(cfg, row["method"]), row["method"]     # a declared method or a variant
+            if "method" in row:    # a declared method or a variant of one (method~key.path=value)
+                sc.method_config(cfg, row["method"])
             for pooler in (row.get("pretrained"), row.get("pooler")):
                 assert pooler is None or pooler in POOLERS, (name, tname, row["label"], pooler)
             if "backbone" in row:
                 assert row["backbone"] in cfg["backbones"]
-        if table["kind"] in ("sts", "clustering", "intent", "transfer", "cnsd", "glue", "glue_cards"):
+        if table["kind"] in ("sts", "clustering", "intent", "transfer", "cnsd", "glue", "glue_cards",
+                             "nli_isomorphism"):
             missing = set(table["columns"]) - suite_keys(table["kind"])
             assert not missing, f"{name} {tname}: columns {missing} are not keys the {table['kind']} suite writes"
+        if table["kind"] == "metrics":     # columns <result>.<key>: a key that result writes
+            for column in table["columns"]:
+                result, key = column.split(".", 1)
+                assert key in suite_keys(result), f"{name} {tname}: {key} is not a key {result} writes"
 
 
 # Rows whose reported Avg is not the mean of the reported tasks, in the paper itself (checked by hand):
@@ -175,12 +190,40 @@ SPOT_CHECKS = [
     ("clear", "table3", "RoBERTa-base (MLM)", "MNLI-m", 80.4),
     ("clear", "table3", "Double MLM RoBERTa-base", "MRPC", 77.7),
     ("clear", "table3", "MLM+subs+del-word+reorder", "STS", 87.1),
+    ("augcse", "table1", "RandomContextualWordAugmentation", "cola.accuracy", 78.14),
+    ("augcse", "table1", "SentenceAdjectivesAntonymsSwitch", "nli.anli.accuracy", 58.63),
+    ("augcse", "table1", "BERT-base", "nli.anli.accuracy", 53.80),
+    ("augcse", "table1", "AntonymSubstitute", "transfer.avg", 79.93),
+    ("augcse", "table2", "contradiction as pos, entailment as neg", "train.best_stsb_dev", 67.16),
+    ("augcse", "table2", "no contradiction", "train.best_stsb_dev", 83.60),
+    ("augcse", "table10", "lambda", "roberta-base", 1.0e-4),
+    ("augcse", "table11", "learning rate", "roberta-base", 7.0e-6),
+    ("augcse", "table12", "AugCSE-RoBERTa", "sts.avg", 75.54),
+    ("augcse", "table13", "AugCSE-RoBERTa", "train", 132),
+    ("augcse", "table14", "Supervised SimCSE (Sampled)", "train.best_stsb_dev", 83.82),
+    ("augcse", "table14", "ANLI-SimCSE w/o negatives", "train.best_stsb_dev", 78.66),
 ]
 
 
 @pytest.mark.parametrize("name,table,label,column,value", SPOT_CHECKS)
 def test_spot_checks_against_the_paper_text(papers, name, table, label, column, value):
     assert cell(papers[name], table, label, column) == value
+
+
+def test_augcse_tables_read_the_paper_blocks_and_markup(papers):
+    """Cells of AugCSE's Tables 3, 12 and 15 that a row label alone does not pin (read off the text by hand)."""
+    assert cell(papers["augcse"], "table15", "GD", "A-E", block="ANLI") == 51.7
+    assert cell(papers["augcse"], "table15", "COND-HM", "E-C", block="ANLI") == 91.54
+    assert cell(papers["augcse"], "table15", "SVG", "E-C", block="MNLI + SNLI (sample)") == 0.59
+    assert find_row(papers["augcse"], "table12", "AugCSE-BERT")["paper_sd"] == [0.63, 0.29]
+    # Table 3: the asterisked four, and the 16 bold or underlined augmentations
+    t3 = papers["augcse"]["tables"]["table3"]
+    rows = list(sc.iter_rows(t3))
+    assert len(rows) == 26
+    assert {r["augmentation"] for r in rows if r["paper"][0] == 1} == {
+        "DiverseParaphrase", "TenseTransformation", "RandomSwap", "ContractionExpansions"}
+    assert len([r for r in rows if r["paper"][3] == 1]) == 16
+    assert find_row(papers["augcse"], "table3", "SentenceSubjectObjectSwitch")["block"] == "Meaning Alteration"
 
 
 def test_block_rows_are_attached_to_the_right_backbone(papers):
@@ -286,6 +329,46 @@ def test_suite_table_reads_suite_keys(tmp_path):
     assert r"\quad paper & 67.46 & -- & 59.96 \\" in (tmp_path / "t2.tex").read_text()
 
 
+METRICS_PAPER = """
+short: X
+tables:
+  t12:
+    kind: metrics
+    caption: "Mean and sd."
+    columns: [sts.avg, nli.anli.accuracy, train.best_stsb_dev]
+    headers: [STS, ANLI, STS-B dev]
+    rows:
+      - {label: "AugCSE", method: augcse, backbone: bert-base-uncased, paper: [77.27, 50.0, null],
+         paper_sd: [0.63, null, null]}
+"""
+
+
+def test_metrics_table_reads_several_results_per_seed(tmp_path):
+    """AugCSE Tables 1, 2, 12, 14: each seed's cells come from several results (an eval JSON, a nested key of
+    another, a run folder's train_summary.json); mean and sd over seeds beside the paper's mean and sd."""
+    (tmp_path / "x.yaml").write_text(METRICS_PAPER)
+    entries = []
+    for seed, (sts, anli, dev) in enumerate([(70.0, 40.0, 80.0), (74.0, 44.0, 81.0)]):
+        run = tmp_path / f"run{seed}"
+        run.mkdir()
+        (run / "train_summary.json").write_text(json.dumps({"best_stsb_dev": dev}))
+        (tmp_path / f"sts{seed}.json").write_text(json.dumps({"avg": sts}))
+        (tmp_path / f"nli{seed}.json").write_text(json.dumps({"anli": {"accuracy": anli}}))
+        entries.append({"sts": str(tmp_path / f"sts{seed}.json"), "nli": str(tmp_path / f"nli{seed}.json"),
+                        "train": str(run)})
+    render_table(str(tmp_path / "x.yaml"), "t12", json.dumps({"rows": {"0": entries}}), str(tmp_path / "t.tex"),
+                 "paper")
+    import pandas as pd
+
+    csv = pd.read_csv(tmp_path / "t.csv").set_index("column")
+    # mean(70, 74) = 72, sd = 4 / sqrt(2) = 2.83, diff = 72 - 77.27 = -5.27
+    assert tuple(csv.loc["sts.avg", ["reproduced", "sd", "diff", "paper_sd"]]) == (72.0, 2.83, -5.27, 0.63)
+    assert csv.loc["nli.anli.accuracy", "reproduced"] == 42.0 and csv.loc["train.best_stsb_dev", "sd"] == 0.71
+    tex = (tmp_path / "t.tex").read_text()
+    assert "Method & STS & ANLI & STS-B dev" in tex
+    assert r"\quad paper & 77.27 $\pm$ 0.63 & 50.00 & -- \\" in tex
+
+
 def test_suite_table_missing_key_names_it_and_writes_nothing(tmp_path):
     (tmp_path / "x.yaml").write_text(SUITE_PAPER)
     (tmp_path / "s.json").write_text(json.dumps({"AgNews": 60.0, "avg": 40.0}))
@@ -300,7 +383,7 @@ def test_dry_run_resolves_the_new_tables(tmp_path):
     the documented result paths of the demo stand-ins (tiny-roberta for roberta-base)."""
     results = tmp_path / "results"
     tables = ["cards/table3", "vascl/table1", "vascl/table2", "augcse/table4", "augcse/table6", "clear/table2",
-              "cards/table4", "cards/table6", "sda/table5"]
+              "cards/table4", "cards/table6", "sda/table5", "augcse/table1", "augcse/table2", "augcse/table13"]
     targets = [f"{results}/tables/{t}.tex" for t in tables]
     run = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--nolock", *targets,
                           "--config", f"results={results}", "scale=demo"],
@@ -331,3 +414,14 @@ def test_dry_run_resolves_the_new_tables(tmp_path):
     assert re.search(r"evaluate_glue_pretrained_options\s+2\b", run.stdout)
     assert "--rdrop 1.0 --switch-case 0.1" in run.stdout and "--train-on-dev" not in run.stdout
     assert inputs["sda/table5"] == {} and "sda_pi_zh" not in run.stdout and "evaluate cnsd" not in run.stdout
+    # AugCSE Table 1: CoLA, ANLI and transfer of each seed side by side; its variants are runs of their own
+    variant = "simcse_aug_negative~negatives.augmentation=AntonymSubstitute"
+    assert inputs["augcse/table1"]["4"] == [{suite: f"{ev}/tiny-bert/{variant}/seed{s}/{suite}.json"
+                                             for suite in ("cola", "nli", "transfer")} for s in (1, 2)]
+    assert inputs["augcse/table1"]["0"] == [{suite: f"{results}/eval/pretrained/demo/tiny-bert/{suite}/"
+                                                    f"cls_before_pooler.json" for suite in ("cola", "nli", "transfer")}]
+    # Table 2 reads the runs' own STS-B dev (train_summary.json); the ANLI row trains on ANLI's triplets
+    runs = f"{results}/runs/demo/shared/tiny-bert"
+    assert inputs["augcse/table2"]["5"] == [{"train": f"{runs}/simcse_sup~positive.data=anli/seed{s}"} for s in (1, 2)]
+    assert f"--set anli_devtest --data {results}/data/demo --out {results}/nli/demo/anli_devtest.csv" in run.stdout
+    assert inputs["augcse/table13"]["1"] == [f"{results}/describe/demo/shared/tiny-roberta/augcse/model_size.json"]

@@ -130,6 +130,40 @@ def cmd_evaluate_analysis(a):
                           seed=a.seed, batch_size=a.batch_size, device=a.device, scale=a.scale)
 
 
+def cmd_evaluate_nli(a):
+    from .evaluate.nli import evaluate_nli_cli
+
+    sets = dict(item.split("=", 1) for item in a.set or [])
+    evaluate_nli_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, sets=sets,
+                     anli_splits=tuple(a.anli_splits), iso_sample=a.iso_sample, gh_sample=a.gh_sample, seed=a.seed,
+                     batch_size=a.batch_size, device=a.device, scale=a.scale)
+
+
+def cmd_evaluate_cola(a):
+    from .evaluate.cola import evaluate_cola_cli
+
+    evaluate_cola_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, C=a.C, max_iter=a.max_iter,
+                      batch_size=a.batch_size, device=a.device, scale=a.scale)
+
+
+def cmd_nli_triplets(a):
+    from .data.triplets import triplets_cli
+
+    triplets_cli(a.set, a.data, a.out, seed=a.seed, sample_as=a.sample_as)
+
+
+def cmd_describe_spec(a):
+    from .report.describe import describe_spec_cli
+
+    describe_spec_cli(json.loads(a.spec), a.out)
+
+
+def cmd_describe_model_size(a):
+    from .report.describe import describe_model_size_cli
+
+    describe_model_size_cli(json.loads(a.spec), a.backbone, a.out)
+
+
 def _suite_args(parser, data_help: str) -> None:
     """The arguments every `evaluate SUITE` shares (same as `evaluate sts`), plus --tasks."""
     parser.add_argument("--model", required=True)
@@ -300,6 +334,45 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--lm", default="gpt2", help="causal LM (HF id or folder) for perplexity; 'none' to skip")
     an.add_argument("--seed", type=int, default=0)
     an.set_defaults(func=cmd_evaluate_analysis)
+
+    nl = evs.add_parser("nli", help="ANLI entailment-vs-contradiction score and A/E/C isomorphism of NLI triplet "
+                                    "sets (AugCSE Tables 1 and 15)")
+    _suite_args(nl, "folder laid out like ../shared/data (nli/anli, nli/snli_senteval, nli/simcse)")
+    nl.add_argument("--set", action="append", metavar="NAME=SET",
+                    help="a triplet set for the isomorphism part, e.g. nli=snli anli=anli_devtest (repeatable)")
+    nl.add_argument("--anli-splits", nargs="+", default=["dev", "test"],
+                    help="ANLI splits scored (dev, test, train, or R1/dev, ...)")
+    nl.add_argument("--iso-sample", type=int, default=5000, help="triplets used per set for the isomorphism")
+    nl.add_argument("--gh-sample", type=int, default=500, help="rows per sample for the GH (bottleneck) distance")
+    nl.add_argument("--seed", type=int, default=0)
+    nl.set_defaults(func=cmd_evaluate_nli)
+    co = evs.add_parser("cola", help="CoLA probe: logistic regression on frozen embeddings, dev accuracy "
+                                     "(AugCSE Table 1)")
+    _suite_args(co, "folder laid out like ../shared/data (glue/CoLA/train.tsv, dev.tsv)")
+    co.add_argument("--C", type=float, default=1.0, help="inverse L2 strength (scikit-learn's C)")
+    co.add_argument("--max-iter", type=int, default=1000)
+    co.set_defaults(func=cmd_evaluate_cola)
+
+    nt = sub.add_parser("nli-triplets", help="NLI (premise, entailment, contradiction) triplets for the nli "
+                                             "training source, in nli_for_simcse.csv's layout")
+    nt.add_argument("--set", required=True, help="snli, anli_devtest, anli_train or nli_for_simcse")
+    nt.add_argument("--data", required=True, help="folder laid out like ../shared/data (nli/...)")
+    nt.add_argument("--sample-as", help="sample the set down to the size of this one")
+    nt.add_argument("--seed", type=int, default=0)
+    nt.add_argument("--out", required=True, help="CSV (a stats JSON is written beside it)")
+    nt.set_defaults(func=cmd_nli_triplets)
+
+    de = sub.add_parser("describe", help="what a run is, as JSON (tables that are configuration)")
+    des = de.add_subparsers(dest="what", required=True)
+    ds = des.add_parser("spec", help="the resolved training spec")
+    ds.add_argument("--spec", required=True, help="resolved training spec (JSON)")
+    ds.add_argument("--out", required=True)
+    ds.set_defaults(func=cmd_describe_spec)
+    dm = des.add_parser("model-size", help="parameters in training and at inference")
+    dm.add_argument("--spec", required=True, help="resolved training spec (JSON)")
+    dm.add_argument("--backbone", required=True, help="backbone folder (its config.json is read)")
+    dm.add_argument("--out", required=True)
+    dm.set_defaults(func=cmd_describe_model_size)
 
     ix = sub.add_parser("index", help="CARDS retrieval index: exact top-k neighbours under the frozen backbone")
     ix.add_argument("--corpus", required=True)

@@ -19,9 +19,10 @@ SHARED_RUNS = "shared"
 
 # Downstream suites (`sentaug evaluate SUITE`, one JSON per model) and the data folders each reads under a
 # data root (the GLUE suite reads one folder per task of the scale: `glue/<TASK>`).
-SUITES = ["transfer", "clustering", "intent", "glue", "analysis", "cnsd"]
+SUITES = ["transfer", "clustering", "intent", "glue", "analysis", "cnsd", "nli", "cola"]
 SUITE_DATA = {"transfer": ["transfer"], "clustering": ["clustering"], "intent": ["intent"],
-              "analysis": ["sts", "clustering"], "cnsd": ["cnsd"]}
+              "analysis": ["sts", "clustering"], "cnsd": ["cnsd"], "cola": ["glue/CoLA"],
+              "nli": ["nli/anli"]}   # + the folders of the scale's NLI triplet sets (Workflow.suite_data)
 # Settings of `sentaug evaluate glue` a table row may give (`glue: {rdrop: 1.0, switch_case: 0.1}`, CARDS
 # Table 6), as they appear in the result's path and on the command line.
 GLUE_OPTIONS = {"rdrop": "--rdrop", "switch_case": "--switch-case"}
@@ -103,8 +104,10 @@ class Workflow:
 
     def suite_data(self, suite: str, origin: str | None = None) -> list[str]:
         """The data folders a suite reads: the scale's own (bundled demo data at demo scale) unless `origin`."""
-        folders = [f"glue/{t}" for t in self.glue_tasks] if suite == "glue" else SUITE_DATA[suite]
-        return [self.data_folder(folder, origin) for folder in folders]
+        folders = [f"glue/{t}" for t in self.glue_tasks] if suite == "glue" else list(SUITE_DATA[suite])
+        if suite == "nli":      # the isomorphism part reads the scale's triplet sets (AugCSE Table 15)
+            folders += [self.nli_set_folder(name) for name in self.S.get("nli_sets", {}).values()]
+        return [self.data_folder(folder, origin) for folder in dict.fromkeys(folders)]
 
     def suite_args(self, suite: str) -> str:
         """Extra command-line flags of `sentaug evaluate SUITE` at this scale."""
@@ -115,7 +118,30 @@ class Workflow:
             return f"--tasks {' '.join(self.glue_tasks)}{steps}"
         if self.scale == "demo":   # seconds per model on the demo data; the numbers are not comparable anyway
             return {"analysis": "--stackoverflow-limit 4000", "intent": "--iterations 200"}.get(suite, "")
+        if suite == "nli":      # AugCSE Table 15: the scale's NLI triplet sets (nli: SNLI + MNLI, anli: ANLI)
+            return " ".join(f"--set {k}={v}" for k, v in self.S.get("nli_sets", {}).items())
         return ""
+
+    # -- NLI triplets (the nli training source; sentaug.data.triplets) --------------------------------------
+    @staticmethod
+    def nli_set_folder(name: str) -> str:
+        from .data.triplets import SETS
+
+        return SETS[name][0]
+
+    def triplets_file(self, name: str) -> str:
+        """`<set>` or `<set>.as_<set>` (sampled down to the second set's size) -> its CSV."""
+        return f"{self.R}/nli/{self.origin}/{name}.csv"
+
+    def triplets_inputs(self, name: str) -> list[str]:
+        """The data folders a triplet file is built from."""
+        return sorted({f"{self.data_root()}/{self.nli_set_folder(n)}" for n in name.split(".as_")})
+
+    def train_corpus(self, spec: dict) -> str:
+        """What a run trains on: the NLI triplet file of the nli source, else the corpus."""
+        if spec["positive"]["source"] == "nli":
+            return self.triplets_file(spec["positive"]["triplets"])
+        return self.corpus_file(spec["corpus"])
 
     # -- models and caches --------------------------------------------------------------------------------
     def backbone_dir(self, name: str) -> str:
@@ -205,6 +231,10 @@ class Workflow:
         return self.pretrained_suite_eval(backbone, "glue" + (f"~{self.glue_options(options)}" if options else ""),
                                           pooler, **origin)
 
+    def describe_file(self, paper: str, backbone: str, method: str, what: str = "spec") -> str:
+        """`sentaug describe <what>` of a run (its first seed): spec.json or model_size.json."""
+        return f"{self.R}/describe/{self.scale}/{self.run_paper(paper)}/{backbone}/{method}/{what}.json"
+
     def tokenization_effects_file(self, corpus: str | None = None) -> str:
         """CARDS Table 1 counts on `corpus` under the scale's RoBERTa stand-in tokenizer."""
         return f"{self.R}/analysis/tokenization_effects/{corpus or self.corpus}/{self.stand_in('roberta-base')}.json"
@@ -239,7 +269,16 @@ class Workflow:
             return {}
         spec = self.papers[paper]["tables"][table]
         kind = table_kind(spec["kind"])
-        return {str(i): kind.inputs(self, paper, row) for i, row in enumerate(sc.iter_rows(spec))}
+        return {str(i): kind.inputs(self, paper, {**row, "columns": spec["columns"]})
+                for i, row in enumerate(sc.iter_rows(spec))}
+
+    def table_files(self, paper: str, table: str) -> list[str]:
+        """Every result file of a table, flat (a row's per-seed entry is a file or {name: file})."""
+        files = []
+        for entries in self.table_inputs(paper, table).values():
+            for entry in entries:
+                files += list(entry.values()) if isinstance(entry, dict) else [entry]
+        return list(dict.fromkeys(files))
 
     def table_meta(self, paper: str | None = None, table: str | None = None) -> dict:
         meta = {"stand_ins": self.S["backbones"], "corpus": self.corpus, "seeds": len(self.seeds)}

@@ -9,6 +9,10 @@ The report averages a cell over the row's files (mean ± sd over seeds). Adding 
 in KINDS. A downstream suite's name (transfer, clustering, intent, glue, analysis) is a kind too: its rows
 are trained runs (`method:`) or pre-trained backbones (`pretrained: <pooler>`), its cells keys of the
 suite's JSON.
+
+A row's entry for one seed may also be a mapping {name: file} when its cells come from several results (the
+`metrics` kind: STS and transfer side by side); `value` then receives {name: parsed JSON}. A run folder
+stands for its train_summary.json (`train.<key>`). The row handed to `inputs` carries the table's `columns`.
 """
 from __future__ import annotations
 
@@ -85,6 +89,67 @@ def _suite_kind(suite: str) -> TableKind:
     return TableKind(inputs, json_key)
 
 
+def _get(result, path: str):
+    """The value at a dotted key path; in a list, a segment names the element (its `name`, as objectives are
+    named in method declarations) or gives its index."""
+    node = result
+    for seg in path.split("."):
+        if isinstance(node, list):
+            node = next((x for i, x in enumerate(node) if (isinstance(x, dict) and x.get("name") == seg)
+                         or seg == str(i)), KeyError)
+        else:
+            node = node.get(seg, KeyError) if isinstance(node, dict) else KeyError
+        if node is KeyError:
+            raise KeyError(f"result has no key '{path}' (at '{seg}')")
+    return node
+
+
+def _row_backbone(wf, row: dict) -> str:
+    return wf.stand_in(row["backbone"])
+
+
+# -- metrics: each column a `<result>.<key path>` of a run (or a pre-trained backbone) ------------------------
+def _metrics_inputs(wf, paper: str, row: dict) -> list:
+    from .figures import RESULT_FILES, pretrained_metric_file
+
+    bb = _row_backbone(wf, row)
+    results = list(dict.fromkeys(c.split(".", 1)[0] for c in row["columns"]))
+    if "pretrained" in row:
+        return [{r: pretrained_metric_file(wf, bb, row["pretrained"], f"{r}.x")[0] for r in results}]
+    return [{r: wf.run_dir(paper, bb, row["method"], s) if r in RESULT_FILES
+             else wf.run_eval(paper, bb, row["method"], s, r) for r in results} for s in wf.seeds]
+
+
+def _metrics_value(result: dict, column: str, row: dict) -> float:
+    name, key = column.split(".", 1)
+    return _get(result[name], key)
+
+
+# -- AugCSE Table 15: isomorphism distances of NLI triplet samples (sentaug evaluate nli) --------------------
+def _isomorphism_value(result: dict, column: str, row: dict) -> float:
+    return _get(result, f"isomorphism.{row['set']}.{column}.{row['metric']}")
+
+
+# -- tables that are configuration (sentaug.report.describe) --------------------------------------------------
+def _membership_inputs(wf, paper: str, row: dict) -> list:
+    """AugCSE Table 3: the columns are methods; a cell is 1 when the row's augmentation is in its set."""
+    bb = _row_backbone(wf, row)
+    return [{m: wf.describe_file(paper, bb, m, "spec") for m in row["columns"]}]
+
+
+def _membership_value(result: dict, column: str, row: dict) -> float:
+    return float(row["augmentation"] in (result[column]["spec"].get("augmented_view") or []))
+
+
+def _hyperparameter_inputs(wf, paper: str, row: dict) -> list:
+    """AugCSE Tables 10-11: the columns are paper backbones; a cell is a key of that backbone's resolved spec."""
+    return [{b: wf.describe_file(paper, wf.stand_in(b), row["method"], "spec") for b in row["columns"]}]
+
+
+def _hyperparameter_value(result: dict, column: str, row: dict) -> float:
+    return float(_get(result[column]["spec"], row["key"]))
+
+
 KINDS: dict[str, TableKind] = {
     # STS test sets (and STS-B dev): sentaug evaluate sts
     "sts": TableKind(_sts_inputs, json_key),
@@ -96,7 +161,8 @@ KINDS: dict[str, TableKind] = {
     "tokenization_effects": TableKind(
         lambda wf, paper, row: [wf.tokenization_effects_file()],
         lambda result, column, row: result["percent"][row["effect"]]),
-    **{suite: _suite_kind(suite) for suite in ("transfer", "clustering", "intent", "analysis", "cnsd")},
+    **{suite: _suite_kind(suite) for suite in ("transfer", "clustering", "intent", "analysis", "cnsd",
+                                               "nli", "cola")},
     # GLUE dev after fine-tuning (CLEAR Tables 1 and 3: GLUE's metrics; CARDS Table 6: its own)
     "glue": _glue_kind("score"),
     "glue_cards": _glue_kind("score_cards"),
@@ -108,6 +174,19 @@ KINDS: dict[str, TableKind] = {
     "data_stats_clustering": TableKind(
         lambda wf, paper, row: [wf.data_stats_file("clustering")],
         lambda result, column, row: result[row["dataset"]][column]),
+    # cells from several results of a row's run: columns `<result>.<key>` (sts.avg, transfer.avg, cola.accuracy,
+    # nli.anli.accuracy, train.best_stsb_dev), as figure metrics are named
+    "metrics": TableKind(_metrics_inputs, _metrics_value),
+    # AugCSE Table 15: rows name a triplet set (nli / anli) and a metric (cond_hm, svg, gromov_hausdorff)
+    "nli_isomorphism": TableKind(_suite_kind("nli").inputs, _isomorphism_value),
+    # AugCSE Table 3: augmentation (row) x method's augmentation set (column), 1 = member
+    "augmentation_sets": TableKind(_membership_inputs, _membership_value),
+    # AugCSE Tables 10-11: spec key (row) x paper backbone (column) of the row's method
+    "hyperparameters": TableKind(_hyperparameter_inputs, _hyperparameter_value),
+    # AugCSE Table 13: parameters (millions) in training / at inference of the row's method and backbone
+    "model_size": TableKind(
+        lambda wf, paper, row: [wf.describe_file(paper, _row_backbone(wf, row), row["method"], "model_size")],
+        lambda result, column, row: result[column] / 1e6),
 }
 
 

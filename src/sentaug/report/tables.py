@@ -1,7 +1,10 @@
 """Render a paper table (declared in papers/<paper>.yaml) from result files: LaTeX + CSV.
 
 Each reproduced cell is the mean ± sample standard deviation over seeds, shown next to the number the
-paper reports and the difference. Tables built below paper scale say so in their caption.
+paper reports (± `paper_sd` where a row gives the paper's own standard deviations) and the difference.
+Tables built below paper scale say so in their caption. Optional table keys: `headers` (printed instead of
+the column keys), `format` (Python format spec of the cells, default ".2f") and `digits` (rounding of the
+CSV values, default 2; null keeps them whole, e.g. learning rates).
 """
 from __future__ import annotations
 
@@ -21,24 +24,38 @@ def summarise(values: list[float]) -> tuple[float, float]:
     return mean, sd
 
 
+def load_result(entry):
+    """One seed's result: a JSON file, a run folder (its train_summary.json) or {name: either}."""
+    if isinstance(entry, dict):
+        return {name: load_result(path) for name, path in entry.items()}
+    path = Path(entry)
+    return read_json(path / "train_summary.json" if path.is_dir() else path)
+
+
 def table_rows(paper: dict, table_name: str, inputs: dict) -> list[dict]:
     """One record per (row, column): reproduced mean/sd over the row's result files, paper value, diff.
     A cell the kind reads as None in every file (not built at this scale) has no reproduced value."""
     table = paper["tables"][table_name]
     kind = table_kind(table["kind"])
     columns = table["columns"]
+    digits = table.get("digits", 2)
+
+    def rnd(x):
+        return None if x is None or math.isnan(x) else (x if digits is None else round(x, digits))
+
     records = []
     for i, row in enumerate(iter_rows(table)):
-        files = inputs[str(i)]
-        cells = [kind.row_cells(read_json(f), columns, row) for f in files]
-        for column, reported in zip(columns, row["paper"]):
+        cells = [kind.row_cells(load_result(entry), columns, row) for entry in inputs[str(i)]]
+        paper_sd = row.get("paper_sd") or [None] * len(columns)
+        for column, reported, reported_sd in zip(columns, row["paper"], paper_sd):
             values = [float(c[column]) for c in cells if c[column] is not None]
             record = {"block": row.get("block", ""), "row": row["label"], "column": column,
-                      "reproduced": None, "sd": None, "n": len(values), "paper": reported, "diff": None}
+                      "reproduced": None, "sd": None, "n": len(values), "paper": reported,
+                      "paper_sd": reported_sd, "diff": None}
             if values:
                 mean, sd = summarise(values)
-                record.update(reproduced=round(mean, 2), sd=round(sd, 2) if not math.isnan(sd) else None,
-                              diff=round(mean - reported, 2) if reported is not None else None)
+                record.update(reproduced=rnd(mean), sd=rnd(sd),
+                              diff=rnd(mean - reported) if reported is not None else None)
             records.append(record)
     return records
 
@@ -55,15 +72,17 @@ def _tex(text: str) -> str:
     return text
 
 
-def _fmt(x, sd=None) -> str:
+def _fmt(x, sd=None, spec: str = ".2f") -> str:
     if x is None:
         return "--"
-    return f"{x:.2f}" + (f" $\\pm$ {sd:.2f}" if sd is not None else "")
+    return f"{x:{spec}}" + (f" $\\pm$ {sd:{spec}}" if sd is not None else "")
 
 
 def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, meta: dict) -> str:
     table = paper["tables"][table_name]
     columns = table["columns"]
+    headers = table.get("headers") or columns
+    spec = table.get("format", ".2f")
     caption = f"{paper.get('short', '')} {table_name}: {table['caption']} "
     caption += ("Reproduced: mean $\\pm$ sd over seeds; paper: as reported; $\\Delta$ = reproduced $-$ paper. ")
     if scale != "paper":
@@ -79,7 +98,7 @@ def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, me
                     + ". ")
     lines = [r"\begin{table}[t]", r"\centering", r"\small",
              r"\begin{tabular}{l" + "r" * len(columns) + "}", r"\toprule",
-             " & ".join(["Method"] + [_tex(c) for c in columns]) + r" \\", r"\midrule"]
+             " & ".join(["Method"] + [_tex(c) for c in headers]) + r" \\", r"\midrule"]
     by_row: dict[tuple, list[dict]] = {}
     for r in records:
         by_row.setdefault((r["block"], r["row"]), []).append(r)
@@ -91,9 +110,10 @@ def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, me
             lines.append(rf"\multicolumn{{{len(columns) + 1}}}{{l}}{{\textit{{{_tex(blk)}}}}} \\")
             block = blk
         n = max(c["n"] for c in cells)
-        lines.append(" & ".join([f"{_tex(label)} (n={n})"] + [_fmt(c["reproduced"], c["sd"]) for c in cells]) + r" \\")
-        lines.append(" & ".join([r"\quad paper"] + [_fmt(c["paper"]) for c in cells]) + r" \\")
-        lines.append(" & ".join([r"\quad $\Delta$"] + [_fmt(c["diff"]) for c in cells]) + r" \\")
+        lines.append(" & ".join([f"{_tex(label)} (n={n})"] + [_fmt(c["reproduced"], c["sd"], spec) for c in cells])
+                     + r" \\")
+        lines.append(" & ".join([r"\quad paper"] + [_fmt(c["paper"], c.get("paper_sd"), spec) for c in cells]) + r" \\")
+        lines.append(" & ".join([r"\quad $\Delta$"] + [_fmt(c["diff"], None, spec) for c in cells]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption.strip()}}}",
               rf"\label{{tab:{paper.get('short', 'paper').lower()}-{table_name}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
