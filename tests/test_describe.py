@@ -79,3 +79,22 @@ def test_configuration_tables_read_the_resolved_specs(tmp_path):
     assert t10.loc[("lambda", "roberta-base"), "diff"] == pytest.approx(0.005 - 1e-4)
     tex = (tmp_path / "t10.tex").read_text()
     assert "Method & BERT-base & RoBERTa-base" in tex and r"\quad paper & 0.005 & 0.0001 \\" in tex
+
+
+def test_model_size_table_reports_millions(tmp_path):
+    """Table 13 from `describe model-size` JSON: parameters / 1e6, one decimal, beside the paper's 117M / 110M."""
+    paper = yaml.safe_load((__import__("pathlib").Path(__file__).parents[1] / "papers/augcse.yaml").read_text())
+    paper["tables"] = {"table13": paper["tables"]["table13"]}
+    (tmp_path / "augcse.yaml").write_text(yaml.safe_dump(paper))
+    files = []
+    for name, (train, inference) in {"bert": (114_219_273, 109_482_240), "roberta": (129_382_665, 124_645_632)}.items():
+        files.append(tmp_path / f"{name}.json")
+        files[-1].write_text(json.dumps({"train": train, "inference": inference}))
+    inputs = {"rows": {"0": [str(files[0])], "1": [str(files[1])]}}
+    render_table(str(tmp_path / "augcse.yaml"), "table13", json.dumps(inputs), str(tmp_path / "t.tex"), "paper")
+    import pandas as pd
+
+    t13 = pd.read_csv(tmp_path / "t.csv").set_index(["row", "column"])
+    assert t13.loc[("AugCSE-BERT", "train"), ["reproduced", "paper", "diff"]].tolist() == [114.2, 117, -2.8]
+    assert t13.loc[("AugCSE-RoBERTa", "inference"), "reproduced"] == 124.6
+    assert r"AugCSE-BERT (n=1) & 114.2 & 109.5 \\" in (tmp_path / "t.tex").read_text()

@@ -184,3 +184,26 @@ def test_nli_and_cola_suites_end_to_end(tmp_path, minilm_path):
                               embed(model, tok, dev.text_a, ("avg",))["avg"], dev.labels)
     assert cola["accuracy"] == pytest.approx(round(expected, 2)) and (cola["n_train"], cola["n_dev"]) == (64, 32)
     assert math.isfinite(nli["isomorphism"]["anli"]["E-C"]["cond_hm"])
+
+
+def test_isomorphism_table_reads_set_pair_and_metric(tmp_path):
+    """Table 15's cells: isomorphism.<set>.<pair>.<metric> of the nli suite's JSON, per block and row."""
+    import yaml
+    from pathlib import Path
+
+    from sentaug.report.tables import render_table
+
+    paper = yaml.safe_load((Path(__file__).parents[1] / "papers/augcse.yaml").read_text())
+    paper["tables"] = {"table15": paper["tables"]["table15"]}
+    (tmp_path / "augcse.yaml").write_text(yaml.safe_dump(paper))
+    iso = {s: {p: {"cond_hm": 10 * k + j, "svg": k + j / 10, "gromov_hausdorff": j / 100}
+               for j, p in enumerate(["A-E", "A-C", "E-C"])} for k, s in enumerate(["nli", "anli"])}
+    (tmp_path / "nli.json").write_text(json.dumps({"isomorphism": iso}))
+    inputs = {"rows": {str(i): [str(tmp_path / "nli.json")] for i in range(6)}}
+    render_table(str(tmp_path / "augcse.yaml"), "table15", json.dumps(inputs), str(tmp_path / "t.tex"), "demo")
+    import pandas as pd
+
+    t = pd.read_csv(tmp_path / "t.csv").set_index(["block", "row", "column"])
+    assert t.loc[("ANLI", "COND-HM", "E-C"), "reproduced"] == 12.0          # anli (k=1), E-C (j=2)
+    assert t.loc[("MNLI + SNLI (sample)", "SVG", "A-C"), "reproduced"] == 0.1
+    assert t.loc[("ANLI", "GD", "A-E"), ["reproduced", "paper"]].tolist() == [0.0, 51.7]
