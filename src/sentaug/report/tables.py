@@ -4,7 +4,7 @@ Each reproduced cell is the mean ± sample standard deviation over seeds, shown 
 paper reports (± `paper_sd` where a row gives the paper's own standard deviations) and the difference.
 Tables built below paper scale say so in their caption. Optional table keys: `headers` (printed instead of
 the column keys), `format` (Python format spec of the cells, default ".2f") and `digits` (rounding of the
-CSV values, default 2; null keeps them whole, e.g. learning rates).
+CSV values, default 2; null keeps 6 significant digits, e.g. for learning rates).
 """
 from __future__ import annotations
 
@@ -41,7 +41,9 @@ def table_rows(paper: dict, table_name: str, inputs: dict) -> list[dict]:
     digits = table.get("digits", 2)
 
     def rnd(x):
-        return None if x is None or math.isnan(x) else (x if digits is None else round(x, digits))
+        if x is None or math.isnan(x):
+            return None
+        return float(f"{x:.6g}") if digits is None else round(x, digits)   # None: 6 significant digits
 
     records = []
     for i, row in enumerate(iter_rows(table)):
