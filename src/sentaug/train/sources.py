@@ -9,6 +9,11 @@ Positive sources (`positive.source`), each giving the anchor and positive text o
   caches); the original sentence is kept for the MLM objective.
 - `augmented_view` (AugCSE "positive" / "no discriminator"): the positive is the example's augmented view.
 
+`positive.proportion` (SDA Figure 2a; default 1): the share of a batch's pairs whose positive comes from the
+source; the other pairs use the anchor itself, i.e. SimCSE's dropout positive. Exactly round(p * B) pairs of a
+batch of B are drawn, by (seed, step), so a resumed run draws what an uninterrupted one would. The paper fixes
+x % of the *dataset's* sentences; drawing per batch gives every batch the same share (the same in expectation).
+
 The augmented view (`augmented_view: [augmentation, ...]`, AugCSE): each line gets one augmentation drawn
 uniformly from the set, fixed for the run by (seed, line) (AugCSE samples once; resampling per epoch did
 worse, its footnote 6). Its label is the augmentation's position + 1, or 0 ("unchanged") where that cache
@@ -38,6 +43,13 @@ def _read_cache(path: str | Path):
     import pandas as pd
 
     return pd.read_parquet(path, columns=["original", "augmented", "changed", "flag"])
+
+
+def augmented_pairs(batch_size: int, proportion: float, seed: int, step: int) -> set[int]:
+    """Positions in a batch whose pair keeps the source's positive: exactly round(proportion * batch_size)
+    of them, drawn by (seed, step)."""
+    n = round(proportion * batch_size)
+    return set(random.Random(f"proportion:{seed}:{step}").sample(range(batch_size), n))
 
 
 class TrainingData:
@@ -73,6 +85,13 @@ class TrainingData:
         self.augmented, self.labels = self._augmented_view(tables)
         if self.source == "augmented_view" and not self.augmented:
             raise ValueError(f"method '{spec['method']}': positive source 'augmented_view' needs augmented_view")
+        self.proportion = float(positive.get("proportion", 1.0))
+        if not 0.0 <= self.proportion <= 1.0:
+            raise ValueError(f"method '{spec['method']}': positive.proportion must lie in [0, 1], "
+                             f"got {self.proportion}")
+        if self.proportion != 1.0 and self.source in ("dropout", "two_views"):
+            raise ValueError(f"method '{spec['method']}': positive.proportion mixes a source's positives with "
+                             f"the dropout positive; it does not apply to source '{self.source}'")
 
     def _augmented_view(self, tables) -> tuple[list[str], list[int]]:
         if not tables:
@@ -111,6 +130,9 @@ class TrainingData:
             anchors = originals
             positives = [switch_case(t, random.Random(f"{self.seed}:{step}:{self.lines[i]}"), p.get("p", 0.05),
                                      p.get("version", "v1")) for t, i in zip(originals, idx)]
+        if self.proportion != 1.0:
+            keep = augmented_pairs(len(idx), self.proportion, self.seed, step)
+            positives = [p if j in keep else a for j, (a, p) in enumerate(zip(anchors, positives))]
         return Batch([self.lines[i] for i in idx], anchors, positives, originals,
                      [self.augmented[i] for i in idx] if self.augmented else [],
                      [self.labels[i] for i in idx] if self.labels else [])
