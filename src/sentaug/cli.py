@@ -149,6 +149,12 @@ def cmd_tokenization_effects(a):
     tokenization_effects_cli(a.corpus, a.tokenizer, a.out, context=a.context)
 
 
+def cmd_token_pca(a):
+    from .evaluate.token_embeddings import token_pca_cli
+
+    token_pca_cli(a.model, a.out, corpus=a.corpus)
+
+
 def cmd_report_census(a):
     from .report.census import render_census
 
@@ -325,6 +331,13 @@ def build_parser() -> argparse.ArgumentParser:
     te.add_argument("--context", choices=["isolated", "sentence"], default="isolated",
                     help="tokenize each word alone (default, as CARDS Table 1) or as in its sentence")
     te.set_defaults(func=cmd_tokenization_effects)
+
+    tp = sub.add_parser("token-pca", help="CARDS Fig. 1: 2-D PCA of a backbone's token embeddings with each token's "
+                                          "case / sub-token category and corpus frequency")
+    tp.add_argument("--model", required=True, help="backbone folder (HF layout)")
+    tp.add_argument("--corpus", help="corpus whose token frequencies colour Fig. 1b (and settle ambiguous tokens)")
+    tp.add_argument("--out", required=True, help="JSON")
+    tp.set_defaults(func=cmd_token_pca)
     return p
 
 

@@ -103,6 +103,10 @@ class Workflow:
         """CARDS Table 1 counts on `corpus` under the scale's RoBERTa stand-in tokenizer."""
         return f"{self.R}/analysis/tokenization_effects/{corpus or self.corpus}/{self.stand_in('roberta-base')}.json"
 
+    def token_pca_file(self, backbone: str, corpus: str | None = None) -> str:
+        """CARDS Figure 1's token-embedding PCA of `backbone` (an actual backbone), frequencies from `corpus`."""
+        return f"{self.R}/analysis/token_pca/{corpus or self.corpus}/{backbone}.json"
+
     # -- tables ---------------------------------------------------------------------------------------------
     def row_runs(self, paper: str, row: dict) -> list[tuple[str, str, str, int]]:
         """(paper, backbone, method, seed) of every run behind a table row, one per seed of the scale."""
