@@ -26,4 +26,5 @@ rule all:
     input:
         all_tables(),
         W.all_figures(),
+        W.leaderboard_outputs(),
     default_target: True

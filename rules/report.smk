@@ -109,3 +109,28 @@ rule tokenization_effects:
         "../envs/augment.yaml"
     shell:
         "{SENTAUG} tokenization-effects --corpus {input.corpus} --tokenizer {input.tokenizer} --out {output} 2> {log}"
+
+
+# The leaderboard (papers/leaderboard.yaml): every method on the same backbone, corpus, steps and its own seeds.
+if W.leaderboard is not None:
+
+    rule leaderboard:
+        input:
+            spec=str(Path(config.get("papers_dir", "papers")) / "leaderboard.yaml"),
+            results=W.leaderboard_targets(),
+            code=code("report"),
+        output:
+            tex=f"{R}/tables/leaderboard.tex",
+            csv=f"{R}/tables/leaderboard.csv",
+            md=f"{R}/tables/leaderboard.md",
+            pdf=f"{R}/figures/leaderboard.pdf",
+            png=f"{R}/figures/leaderboard.png",
+        params:
+            inputs=lambda w: json.dumps({"rows": W.leaderboard_points(), "meta": W.table_meta()}),
+        log:
+            f"{R}/logs/report/leaderboard.log",
+        conda:
+            "../envs/base.yaml"
+        shell:
+            "{SENTAUG} report leaderboard --spec {input.spec} --inputs {params.inputs:q} --scale {SCALE} "
+            "--out {output.tex} --figure {output.pdf} > {log} 2>&1"

@@ -149,6 +149,12 @@ def cmd_tokenization_effects(a):
     tokenization_effects_cli(a.corpus, a.tokenizer, a.out, context=a.context)
 
 
+def cmd_report_leaderboard(a):
+    from .report.leaderboard import render_leaderboard
+
+    render_leaderboard(a.spec, a.inputs, a.out, a.figure, scale=a.scale)
+
+
 def cmd_token_pca(a):
     from .evaluate.token_embeddings import token_pca_cli
 
@@ -305,6 +311,14 @@ def build_parser() -> argparse.ArgumentParser:
     fg.add_argument("--scale", required=True)
     fg.add_argument("--out", required=True, help=".pdf path; the .png and .csv are written beside it")
     fg.set_defaults(func=cmd_report_figure)
+    lb = rs.add_parser("leaderboard", help="every method on equal terms: means and paired differences to the "
+                                           "baseline with t intervals over seeds")
+    lb.add_argument("--spec", required=True, help="papers/leaderboard.yaml")
+    lb.add_argument("--inputs", required=True, help='JSON {"rows": [...], "meta": {...}} (Workflow.leaderboard_points)')
+    lb.add_argument("--scale", required=True)
+    lb.add_argument("--out", required=True, help=".tex path; the .csv and .md are written beside it")
+    lb.add_argument("--figure", required=True, help=".pdf path; the .png is written beside it")
+    lb.set_defaults(func=cmd_report_leaderboard)
     ce = rs.add_parser("census", help="augmentation census table (share changed, edit distance, length, cosine)")
     ce.add_argument("--inputs", required=True,
                     help='JSON {"rows": {name: {"stats": cache stats JSON, "embedding": augment-cosine JSON}}, '

@@ -15,6 +15,7 @@ from pathlib import Path
 from . import config as sc
 
 SHARED_RUNS = "shared"
+LEADERBOARD = "leaderboard"    # the leaderboard's runs: no paper's recipe, at every scale
 
 # Downstream suites (`sentaug evaluate SUITE`, one JSON per model) and the data folders each reads under a
 # data root.
@@ -33,6 +34,7 @@ class Workflow:
         self.corpus = self.S["corpus"]
         self.seeds = self.S["seeds"]
         self.papers = papers if papers is not None else {n: sc.load_paper(config, n) for n in config["papers"]}
+        self._leaderboard = False
 
     # -- data ---------------------------------------------------------------------------------------------
     def data_root(self, origin: str | None = None) -> str:
@@ -76,7 +78,7 @@ class Workflow:
     def run_spec(self, paper: str, backbone: str, method: str, seed: int) -> dict:
         """The resolved training spec of the run at results/runs/<scale>/<paper>/<backbone>/<method>/seed<S>
         (`paper` is a path component: a paper at paper scale, `shared` below it)."""
-        valid = self.papers if self.S["paper_recipes"] else [SHARED_RUNS]
+        valid = [*self.papers, LEADERBOARD] if self.S["paper_recipes"] else [SHARED_RUNS]
         if paper not in valid:
             raise ValueError(f"runs at scale '{self.scale}' live under "
                              f"{self.R}/runs/{self.scale}/{'|'.join(valid)}/, not under '{paper}'")
@@ -148,6 +150,47 @@ class Workflow:
 
     def all_tables(self) -> list[str]:
         return [f"{self.R}/tables/{p}/{t}.tex" for p, paper in self.papers.items() for t in paper.get("tables", {})]
+
+    # -- leaderboard ----------------------------------------------------------------------------------------
+    @property
+    def leaderboard(self) -> dict | None:
+        """papers/leaderboard.yaml, checked (None when the papers folder has none)."""
+        if self._leaderboard is False:
+            from .report.leaderboard import load_leaderboard
+
+            self._leaderboard = load_leaderboard(self.config)
+        return self._leaderboard
+
+    def leaderboard_points(self) -> list[dict]:
+        """Per row: per column and seed the result file (and the target that makes it), and each run's
+        train_summary.json (training time). Runs live under the leaderboard's paper component (shared below
+        paper scale, so seeds the tables also train are trained once)."""
+        from .report.figures import metric_file
+
+        spec = self.leaderboard
+        bb = self.stand_in(spec["backbone"])
+        seeds = spec["seeds"][self.scale]
+        rows = []
+        for row in spec["rows"]:
+            cells = {}
+            for column in spec["columns"]:
+                pairs = [metric_file(self, LEADERBOARD, bb, row["method"], s, column["metric"]) for s in seeds]
+                cells[column["metric"]] = {"files": [f for f, _ in pairs], "targets": [t for _, t in pairs]}
+            runs = [self.run_dir(LEADERBOARD, bb, row["method"], s) for s in seeds]
+            rows.append({"label": row["label"], "method": row["method"], "seeds": seeds, "cells": cells,
+                         "train": [f"{r}/train_summary.json" for r in runs], "runs": runs})
+        return rows
+
+    def leaderboard_targets(self) -> list[str]:
+        rows = self.leaderboard_points()
+        return sorted({t for r in rows for c in r["cells"].values() for t in c["targets"]} | {t for r in rows
+                                                                                            for t in r["runs"]})
+
+    def leaderboard_outputs(self) -> list[str]:
+        if self.leaderboard is None:
+            return []
+        return [f"{self.R}/tables/leaderboard.{ext}" for ext in ("tex", "csv", "md")] + \
+            [f"{self.R}/figures/leaderboard.{ext}" for ext in ("pdf", "png")]
 
 
 def code_files(src: Path, *modules: str) -> list[str]:
