@@ -149,6 +149,12 @@ def cmd_tokenization_effects(a):
     tokenization_effects_cli(a.corpus, a.tokenizer, a.out, context=a.context)
 
 
+def cmd_report_page(a):
+    from .report.pages import render_page
+
+    render_page(a.kind, a.name, a.out, a.scale, a.inputs, spec_file=a.spec, csv=a.csv, png=a.png)
+
+
 def cmd_report_leaderboard(a):
     from .report.leaderboard import render_leaderboard
 
@@ -311,6 +317,17 @@ def build_parser() -> argparse.ArgumentParser:
     fg.add_argument("--scale", required=True)
     fg.add_argument("--out", required=True, help=".pdf path; the .png and .csv are written beside it")
     fg.set_defaults(func=cmd_report_figure)
+    pg = rs.add_parser("page", help="one self-contained HTML page (table or figure, caption, numbers, provenance): "
+                                    "an entry of the Snakemake report")
+    pg.add_argument("--kind", required=True, choices=["table", "figure", "leaderboard", "census"])
+    pg.add_argument("--name", required=True, help="the table's or figure's name")
+    pg.add_argument("--spec", help="papers/<paper>.yaml (or papers/leaderboard.yaml)")
+    pg.add_argument("--csv", help="the output's CSV")
+    pg.add_argument("--png", help="the figure's PNG")
+    pg.add_argument("--inputs", required=True, help='JSON {"results": [result files or run folders], "meta": {...}}')
+    pg.add_argument("--scale", required=True)
+    pg.add_argument("--out", required=True, help=".html")
+    pg.set_defaults(func=cmd_report_page)
     lb = rs.add_parser("leaderboard", help="every method on equal terms: means and paired differences to the "
                                            "baseline with t intervals over seeds")
     lb.add_argument("--spec", required=True, help="papers/leaderboard.yaml")

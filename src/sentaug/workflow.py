@@ -186,6 +186,22 @@ class Workflow:
         return sorted({t for r in rows for c in r["cells"].values() for t in c["targets"]} | {t for r in rows
                                                                                             for t in r["runs"]})
 
+    # -- report pages (the entries of `snakemake --report`) ---------------------------------------------------
+    def report_pages(self, census: bool = False) -> dict[str, str]:
+        """Every report page, keyed by the output it shows: each paper table and figure, the leaderboard, and with
+        `census` the augmentation census (every declared augmentation: not part of `rule all`)."""
+        pages = {}
+        for p, paper in self.papers.items():
+            for t in paper.get("tables", {}):
+                pages[f"{self.R}/tables/{p}/{t}.tex"] = f"{self.R}/report/tables/{p}/{t}.html"
+            for f in paper.get("figures", {}):
+                pages[f"{self.R}/figures/{p}/{f}.pdf"] = f"{self.R}/report/figures/{p}/{f}.html"
+        if census:
+            pages[f"{self.R}/tables/augmentations.tex"] = f"{self.R}/report/census.html"
+        if self.leaderboard is not None:
+            pages[f"{self.R}/tables/leaderboard.tex"] = f"{self.R}/report/leaderboard.html"
+        return pages
+
     def leaderboard_outputs(self) -> list[str]:
         if self.leaderboard is None:
             return []
