@@ -39,13 +39,16 @@ def data_digests(root: str | Path) -> dict:
 
 
 def environment() -> dict:
-    """Versions and machine of the process rendering the report."""
+    """Versions (of the installed distributions, read without importing them) and machine of the process
+    rendering the report."""
+    from importlib.metadata import PackageNotFoundError, version
+
     versions = {"python": platform.python_version()}
-    for name in ("torch", "transformers", "numpy", "scipy", "pandas", "matplotlib", "sklearn", "snakemake",
+    for name in ("torch", "transformers", "numpy", "scipy", "pandas", "matplotlib", "scikit-learn", "snakemake",
                  "sentaug"):
         try:
-            versions[name] = __import__(name).__version__
-        except Exception:         # not installed in this environment: say so rather than fail
+            versions[name] = version(name)
+        except PackageNotFoundError:      # not installed in this environment: say so rather than fail
             versions[name] = "not installed"
     return {"versions": versions, "platform": platform.platform(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "executable": sys.executable}
