@@ -115,7 +115,8 @@ figures:
                                                                                   ("avg", 39.5, 76.25))]).to_csv(csv)
     run = _run(tmp_path, "simcse", 1, "cpu")
     out = tmp_path / "page.html"
-    render_page("table", "t1", str(out), "demo", json.dumps({"results": [str(run)], "meta": {"short": "X"}}),
+    meta = {"short": "X", "seeds": 2, "corpus": "demo_corpus", "stand_ins": {"roberta-base": "tiny-roberta"}}
+    render_page("table", "t1", str(out), "demo", json.dumps({"results": [str(run)], "meta": meta}),
                 spec_file=str(paper), csv=str(csv))
     page = out.read_text()
     assert "41.25 ± 0.50<br><span class='sub'>paper 68.40 · Δ -27.15</span>" in page

@@ -100,6 +100,7 @@ def provenance_html(info: dict, outputs: dict[str, str], meta: dict, scale: str)
             ("training versions", "; ".join(f"{v} ({n} runs)" for v, n in info["training_versions"].items()) or "–"),
             ("evaluation versions", "; ".join(f"{v} ({n} files)" for v, n in info["evaluation_versions"].items())
              or "–")]
+    rows = [(k, str(v)) for k, v in rows]
     rows += [(f"output sha256: {name}", f"<code>{digest}</code>") for name, digest in outputs.items()]
     for root, folders in info["data"].items():
         for folder, d in folders.items():

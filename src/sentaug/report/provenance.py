@@ -76,8 +76,9 @@ def collect(results: list[str]) -> dict:
             elif isinstance(result, dict):
                 if result.get("model") and (Path(result["model"]) / "train_summary.json").exists():
                     run = Path(result["model"])
-                if result.get("data"):
-                    roots.add(str(result["data"]))
+                for key in ("data", "corpus"):      # an evaluation's data root, an analysis's corpus file
+                    if isinstance(result.get(key), str):
+                        roots.add(result[key])
                 if result.get("versions"):
                     evaluations[json.dumps(result["versions"], sort_keys=True)] += 1
         if run is not None and str(run) not in runs:
