@@ -191,13 +191,15 @@ def test_token_pca_csv_holds_every_token_of_the_analysis(cfg, tmp_path):
     tokens = {"id": [5, 9, 12], "token": ["Ġthe", "ĠParis", "ing"], "category": ["lower", "upper", "subtoken"],
               "pc1": [0.5, -1.25, 2.0], "pc2": [1.0, 0.0, -3.5], "frequency": [40, 2, 0]}
     file.parent.mkdir(parents=True)
-    file.write_text(json.dumps({"tokens": tokens}))
+    file.write_text(json.dumps({"tokens": tokens, "separation": {"nearest_centroid_full": 0.9, "majority_share": 0.5}}))
     out = tmp_path / "fig" / "figure1.pdf"
     render_figure(str(tmp_path / "papers" / "x.yaml"), "figure1", json.dumps({"panels": panels, "meta": {}}),
                   str(out), "demo")
     csv = pd.read_csv(out.with_suffix(".csv"))
     for panel in (0, 1):
-        rows = csv[csv.panel == panel]
+        rows = csv[(csv.panel == panel) & (csv.series != "separation")]
+        scores = csv[(csv.panel == panel) & (csv.series == "separation")]
+        assert dict(zip(scores.metric, scores["mean"])) == {"nearest_centroid_full": 0.9, "majority_share": 0.5}
         assert rows.token.tolist() == tokens["token"] and rows.series.tolist() == tokens["category"]
         assert rows.x.tolist() == tokens["pc1"] and rows.y.tolist() == tokens["pc2"]
         assert rows.frequency.tolist() == tokens["frequency"]

@@ -215,12 +215,16 @@ def token_pca_points(wf, paper: str, panel: dict) -> list[dict]:
 
 
 def _token_pca_records(point: dict) -> list[dict]:
-    """One record per token: its category (series), PCA coordinates (x, y) and corpus frequency."""
+    """One record per token: its category (series), PCA coordinates (x, y) and corpus frequency; then the
+    separation scores of the analysis (series `separation`, metric = the score's name, value in `mean`)."""
     result = read_json(point["files"][0])
     t = result["tokens"]
-    return [{"series": c, "x": x, "y": y, "frequency": f, "token": tok, "metric": point["metric"],
-             "method": point["method"], "file": point["files"][0]}
-            for tok, c, x, y, f in zip(t["token"], t["category"], t["pc1"], t["pc2"], t["frequency"])]
+    records = [{"series": c, "x": x, "y": y, "frequency": f, "token": tok, "metric": point["metric"],
+                "method": point["method"], "file": point["files"][0]}
+               for tok, c, x, y, f in zip(t["token"], t["category"], t["pc1"], t["pc2"], t["frequency"])]
+    records += [{"series": "separation", "metric": name, "mean": value, "method": point["method"],
+                 "file": point["files"][0]} for name, value in (result.get("separation") or {}).items()]
+    return records
 
 
 CATEGORY_STYLE = {"lower": ("tab:green", "lower-case beginning"), "upper": ("tab:blue", "upper-case beginning"),
@@ -229,18 +233,29 @@ CATEGORY_STYLE = {"lower": ("tab:green", "lower-case beginning"), "upper": ("tab
 
 def _draw_token_pca(ax, panel: dict, records: list[dict]) -> None:
     import math
+    import random
 
+    scores = {r["metric"]: r["mean"] for r in records if r["series"] == "separation"}
+    tokens = [r for r in records if r["series"] != "separation"]
     if panel.get("colour", "category") == "frequency":
-        ordered = sorted(records, key=lambda r: r["frequency"])     # frequent tokens drawn on top
+        ordered = sorted(tokens, key=lambda r: r["frequency"])     # frequent tokens drawn on top
         art = ax.scatter([r["x"] for r in ordered], [r["y"] for r in ordered], s=3, linewidths=0,
                          c=[math.log10(1 + r["frequency"]) for r in ordered], cmap="viridis_r")
         ax.figure.colorbar(art, ax=ax, label="log10(1 + frequency in the corpus)")
     else:
+        # one scatter in a fixed shuffled order, so that no category is drawn over all the others
+        order = random.Random(0).sample(tokens, len(tokens))
+        ax.scatter([r["x"] for r in order], [r["y"] for r in order], s=3, linewidths=0, alpha=0.6,
+                   c=[CATEGORY_STYLE[r["series"]][0] for r in order])
         for category, (colour, label) in CATEGORY_STYLE.items():
-            pts = [r for r in records if r["series"] == category]
-            if pts:
-                ax.scatter([r["x"] for r in pts], [r["y"] for r in pts], s=3, linewidths=0, alpha=0.6,
-                           color=colour, label=f"{label} ({len(pts)})")
+            n = sum(r["series"] == category for r in tokens)
+            if n:
+                ax.scatter([], [], s=12, color=colour, label=f"{label} ({n})")
+        if "nearest_centroid_full" in scores:
+            ax.text(0.99, 0.01, f"category from its embedding (nearest centroid): "
+                    f"{scores['nearest_centroid_full']:.2f}\nmajority share (no bias): "
+                    f"{scores.get('majority_share', float('nan')):.2f}", transform=ax.transAxes, ha="right",
+                    va="bottom", fontsize=6, bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0})
     ax.set_xlabel("PC 1")
     ax.set_ylabel("PC 2")
 
