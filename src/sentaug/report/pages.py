@@ -104,7 +104,8 @@ def provenance_html(info: dict, outputs: dict[str, str], meta: dict, scale: str)
     rows += [(f"output sha256: {name}", f"<code>{digest}</code>") for name, digest in outputs.items()]
     for root, folders in info["data"].items():
         for folder, d in folders.items():
-            rows.append((f"data {root}/{folder}", f"<code>{d['sha256']}</code> ({d['files']} files, {d['bytes']:,} bytes)"))
+            where = root if Path(root).name == folder else f"{root}/{folder}"     # a file root names itself
+            rows.append((f"data {where}", f"<code>{d['sha256']}</code> ({d['files']} files, {d['bytes']:,} bytes)"))
     env = info["environment"]
     rows.append(("rendered with", "; ".join(f"{k} {v}" for k, v in env["versions"].items())
                  + f"; {env['platform']}, {env['cpus']} CPUs"))
