@@ -20,7 +20,7 @@ DEMO_STEPS  := demo-build
 # This checkout's package, also when the environment was installed from another checkout.
 export PYTHONPATH := $(CURDIR)/src$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: setup test demo demo-build dry-run-paper benchmark-workflow
+.PHONY: setup test demo demo-build dry-run-paper benchmark-workflow report
 
 $(PYTHON):
 	scripts/setup.sh
@@ -44,3 +44,7 @@ dry-run-paper: | $(PYTHON)
 # Measures the demo build and the paper-scale dry run against their budgets (benchmarks/workflow_budget.py).
 benchmark-workflow: | $(PYTHON)
 	$(PYTHON) benchmarks/workflow_budget.py
+
+# Snakemake's report of what was built (every table and figure, one category per paper): opens offline.
+report: | $(PYTHON)
+	$(SNAKEMAKE) --report results/report.html $(SNAKEFLAGS)

@@ -11,6 +11,9 @@ configfile: "config.yaml"
 import sentaug.config as sc
 
 validate(config, str(sc.SCHEMA_PATH))
+
+# `snakemake --report results/report.html`: every table and figure, one category per paper (rules/report.smk).
+report: "report/workflow.rst"
 sc.check_references(config)
 
 include: "rules/common.smk"
@@ -26,6 +29,8 @@ rule all:
     input:
         all_tables(),
         W.all_figures(),
+        W.leaderboard_outputs(),
+        list(W.report_pages().values()),
     default_target: True
     message:
         "every declared table and figure"

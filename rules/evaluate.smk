@@ -157,3 +157,20 @@ rule evaluate_glue_pretrained_options:
         "OMP_NUM_THREADS={threads} {SENTAUG} evaluate glue --model {input.model} --pooler {wildcards.pooler} "
         "--data {R}/data/{wildcards.origin} --scale {SCALE} {params.extra} {params.options} --out {output} "
         "> {log} 2>&1"
+
+
+rule token_pca:
+    """CARDS Figure 1: the 2-D PCA of a backbone's token embeddings, each token with its case / sub-token category
+    and its frequency in the scale's corpus."""
+    input:
+        model=lambda w: backbone_dir(w.backbone),
+        corpus=lambda w: corpus_file(w.corpus),
+        code=code("evaluate/token_embeddings.py", "data/corpus.py"),
+    output:
+        f"{R}/analysis/token_pca/{{corpus}}/{{backbone}}.json",
+    log:
+        f"{R}/logs/analysis/token_pca/{{corpus}}/{{backbone}}.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "{SENTAUG} token-pca --model {input.model} --corpus {input.corpus} --out {output} 2> {log}"

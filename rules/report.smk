@@ -153,3 +153,135 @@ rule describe_model_size:
         "../envs/train.yaml"
     shell:
         "{SENTAUG} describe model-size --spec {params.spec:q} --backbone {input.backbone} --out {output} > {log} 2>&1"
+
+
+# The leaderboard (papers/leaderboard.yaml): every method on the same backbone, corpus, steps and its own seeds.
+if W.leaderboard is not None:
+
+    rule leaderboard:
+        input:
+            spec=str(Path(config.get("papers_dir", "papers")) / "leaderboard.yaml"),
+            results=W.leaderboard_targets(),
+            code=code("report"),
+        output:
+            tex=f"{R}/tables/leaderboard.tex",
+            csv=f"{R}/tables/leaderboard.csv",
+            md=f"{R}/tables/leaderboard.md",
+            pdf=f"{R}/figures/leaderboard.pdf",
+            png=f"{R}/figures/leaderboard.png",
+        params:
+            inputs=lambda w: json.dumps({"rows": W.leaderboard_points(), "meta": W.table_meta()}),
+        log:
+            f"{R}/logs/report/leaderboard.log",
+        conda:
+            "../envs/base.yaml"
+        shell:
+            "{SENTAUG} report leaderboard --spec {input.spec} --inputs {params.inputs:q} --scale {SCALE} "
+            "--out {output.tex} --figure {output.pdf} > {log} 2>&1"
+
+
+# Report pages: one self-contained HTML page per table and figure (the output, its caption, its numbers, its
+# provenance), marked for `snakemake --report results/report.html`, one category per paper.
+from sentaug.report.pages import page_caption, rst_escape
+
+
+def _page_meta(short):
+    return {**W.table_meta(), "short": short}
+
+
+def _short(paper):
+    return PAPERS[paper].get("short", paper)
+
+
+rule report_table:
+    input:
+        paper="papers/{paper}.yaml",
+        csv=f"{R}/tables/{{paper}}/{{table}}.csv",
+        results=lambda w: W.table_files(w.paper, w.table),
+        code=code("report"),
+    output:
+        report(f"{R}/report/tables/{{paper}}/{{table}}.html", caption="../report/page.rst",
+               category=lambda w: _short(w.paper), subcategory="Tables",
+               labels=lambda w: {"output": w.table, "kind": "table", "scale": SCALE}),
+    params:
+        caption=lambda w: rst_escape(page_caption("table", f"papers/{w.paper}.yaml", w.table, SCALE, W.table_meta())),
+        inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _page_meta(_short(w.paper))}),
+    log:
+        f"{R}/logs/report/pages/{{paper}}/{{table}}.log",
+    conda:
+        "../envs/base.yaml"
+    shell:
+        "{SENTAUG} report page --kind table --name {wildcards.table} --spec {input.paper} --csv {input.csv} "
+        "--inputs {params.inputs:q} --scale {SCALE} --out {output} > {log} 2>&1"
+
+
+rule report_figure:
+    input:
+        paper="papers/{paper}.yaml",
+        png=f"{R}/figures/{{paper}}/{{figure}}.png",
+        csv=f"{R}/figures/{{paper}}/{{figure}}.csv",
+        results=lambda w: W.figure_targets(w.paper, w.figure),
+        code=code("report"),
+    output:
+        report(f"{R}/report/figures/{{paper}}/{{figure}}.html", caption="../report/page.rst",
+               category=lambda w: _short(w.paper), subcategory="Figures",
+               labels=lambda w: {"output": w.figure, "kind": "figure", "scale": SCALE}),
+    params:
+        caption=lambda w: rst_escape(page_caption("figure", f"papers/{w.paper}.yaml", w.figure, SCALE,
+                                                  W.table_meta())),
+        inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _page_meta(_short(w.paper))}),
+    log:
+        f"{R}/logs/report/pages/{{paper}}/{{figure}}.log",
+    conda:
+        "../envs/base.yaml"
+    shell:
+        "{SENTAUG} report page --kind figure --name {wildcards.figure} --spec {input.paper} --csv {input.csv} "
+        "--png {input.png} --inputs {params.inputs:q} --scale {SCALE} --out {output} > {log} 2>&1"
+
+
+rule report_census:
+    input:
+        csv=f"{R}/tables/augmentations.csv",
+        results=[row["stats"] for row in census_rows().values()],
+        code=code("report"),
+    output:
+        report(f"{R}/report/census.html", caption="../report/page.rst", category="Augmentations",
+               subcategory="Tables", labels={"output": "census", "kind": "table", "scale": SCALE}),
+    params:
+        caption=rst_escape(page_caption("census", None, "census", SCALE,
+                                        {"corpus": CORPUS, "backbone": CENSUS_BACKBONE})),
+        inputs=lambda w, input: json.dumps({"results": list(input.results),
+                                            "meta": {**_page_meta("Census"), "backbone": CENSUS_BACKBONE}}),
+    log:
+        f"{R}/logs/report/pages/census.log",
+    conda:
+        "../envs/base.yaml"
+    shell:
+        "{SENTAUG} report page --kind census --name augmentations --csv {input.csv} --inputs {params.inputs:q} "
+        "--scale {SCALE} --out {output} > {log} 2>&1"
+
+
+if W.leaderboard is not None:
+
+    rule report_leaderboard:
+        input:
+            spec=str(Path(config.get("papers_dir", "papers")) / "leaderboard.yaml"),
+            csv=f"{R}/tables/leaderboard.csv",
+            png=f"{R}/figures/leaderboard.png",
+            results=W.leaderboard_targets(),
+            code=code("report"),
+        output:
+            report(f"{R}/report/leaderboard.html", caption="../report/page.rst", category="Leaderboard",
+                   subcategory="Tables", labels={"output": "leaderboard", "kind": "table", "scale": SCALE}),
+        params:
+            caption=lambda w: rst_escape(page_caption("leaderboard", str(Path(config.get("papers_dir", "papers"))
+                                                                          / "leaderboard.yaml"),
+                                                      "leaderboard", SCALE, W.table_meta())),
+            inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _page_meta("Leaderboard")}),
+        log:
+            f"{R}/logs/report/pages/leaderboard.log",
+        conda:
+            "../envs/base.yaml"
+        shell:
+            "{SENTAUG} report page --kind leaderboard --name leaderboard --spec {input.spec} --csv {input.csv} "
+            "--png {input.png} --inputs {params.inputs:q} --scale {SCALE} --out {output} > {log} 2>&1"

@@ -116,3 +116,90 @@ def test_unknown_panel_kind_is_named(cfg, tmp_path):
     (tmp_path / "papers" / "x.yaml").write_text(PAPER.replace("kind: bars", "kind: pie"))
     with pytest.raises(ValueError, match="unknown panel kind 'pie'"):
         Workflow(cfg, results="R").figure_points("x", "figure9")
+
+
+def test_declared_defaults_reuse_the_declared_run(cfg):
+    # a method that does not set the key runs at the panel's `declared` value: that point is its own run
+    assert canonical_method(cfg, "sda_pi", {"positive.proportion": 1.0}, {"positive.proportion": 1.0}) == "sda_pi"
+    assert canonical_method(cfg, "sda_pi", {"positive.proportion": 0.5}, {"positive.proportion": 1.0}) == \
+        "sda_pi~positive.proportion=0.5"
+    assert canonical_method(cfg, "simcse", {"train.dropout": 0.1}, {"train.dropout": 0.1}) == "simcse"
+    assert canonical_method(cfg, "simcse", {"train.dropout": 0.1}) == "simcse~train.dropout=0.1"
+
+
+@pytest.mark.parametrize("scale", ["demo", "small", "paper"])
+def test_every_declared_sweep_has_one_point_per_setting_of_its_scale(scale):
+    """For every sweep panel of papers/*.yaml: one STS point per (series, declared x value at this scale), each the
+    run of the variant with that value (the declared value: the declared method's own run), one file per seed."""
+    config = {**sc.load_yaml(ROOT / "config.yaml"), "papers_dir": str(ROOT / "papers"), "scale": scale}
+    wf = Workflow(config, results="R")
+    checked = 0
+    for paper, spec in wf.papers.items():
+        for figure, fig in spec.get("figures", {}).items():
+            for panel, points in zip(fig["panels"], wf.figure_points(paper, figure)):
+                if panel["kind"] != "sweep":
+                    continue
+                x = panel["x"]
+                values = (x.get("values_by_scale") or {}).get(scale, x["values"])
+                for series in panel["series"]:
+                    pts = [p for p in points if p["series"] == series["label"] and p["metric"] == panel["y"]["metric"]
+                           and not p.get("baseline")]
+                    assert [p["x"] for p in pts] == values, (paper, figure, series["label"])
+                    for p in pts:
+                        method, overrides = sc.split_variant(p["method"])
+                        assert method == series["method"]
+                        declared = sc.method_config(config, method)
+                        try:
+                            at = sc.get_setting(declared, x["setting"])
+                        except sc.ConfigError:
+                            at = x.get("declared")
+                        assert overrides == ({} if p["x"] == at else {x["setting"]: p["x"]}), p["method"]
+                        assert len(p["files"]) == len(wf.seeds)
+                    checked += 1
+    assert checked >= 10      # SDA figure 2 (7 series), CARDS figures 2 and 3 (5 series)
+
+
+def test_sda_figure2_demo_runs_are_the_declared_variants():
+    config = {**sc.load_yaml(ROOT / "config.yaml"), "papers_dir": str(ROOT / "papers"), "scale": "demo"}
+    wf = Workflow(config, results="R")
+    a, b = wf.figure_points("sda", "figure2")
+    assert sorted({p["method"] for p in a if p["series"] == "PI"}) == ["sda_pi", "sda_pi~positive.proportion=0.5"]
+    assert sorted({p["method"] for p in b if p["series"] == "SimCSE"}) == ["simcse", "simcse~train.dropout=0.0"]
+    spec = wf.run_spec("shared", "tiny-roberta", "sda_pi~positive.proportion=0.5", 1)
+    assert spec["positive"] == {"source": "cache", "augmentation": "sda_pi", "proportion": 0.5,
+                                "op": "punctuation_insertion"}
+    assert wf.run_spec("shared", "tiny-roberta", "simcse~train.dropout=0.0", 1)["dropout"] == 0.0
+
+
+TOKEN_PAPER = """
+short: X
+figures:
+  figure1:
+    caption: "Tokens."
+    panels:
+      - {title: "(a)", kind: token_pca, backbone: roberta-base, colour: category}
+      - {title: "(b)", kind: token_pca, backbone: roberta-base, colour: frequency}
+"""
+
+
+def test_token_pca_csv_holds_every_token_of_the_analysis(cfg, tmp_path):
+    (tmp_path / "papers" / "x.yaml").write_text(TOKEN_PAPER)
+    wf = Workflow(cfg, results=str(tmp_path / "R"))
+    panels = wf.figure_points("x", "figure1")
+    file = Path(panels[0][0]["files"][0])
+    assert file == tmp_path / "R/analysis/token_pca/demo_corpus/tiny-roberta.json" and panels[1][0]["files"] == [str(file)]
+    tokens = {"id": [5, 9, 12], "token": ["Ġthe", "ĠParis", "ing"], "category": ["lower", "upper", "subtoken"],
+              "pc1": [0.5, -1.25, 2.0], "pc2": [1.0, 0.0, -3.5], "frequency": [40, 2, 0]}
+    file.parent.mkdir(parents=True)
+    file.write_text(json.dumps({"tokens": tokens, "separation": {"nearest_centroid_full": 0.9, "majority_share": 0.5}}))
+    out = tmp_path / "fig" / "figure1.pdf"
+    render_figure(str(tmp_path / "papers" / "x.yaml"), "figure1", json.dumps({"panels": panels, "meta": {}}),
+                  str(out), "demo")
+    csv = pd.read_csv(out.with_suffix(".csv"))
+    for panel in (0, 1):
+        rows = csv[(csv.panel == panel) & (csv.series != "separation")]
+        scores = csv[(csv.panel == panel) & (csv.series == "separation")]
+        assert dict(zip(scores.metric, scores["mean"])) == {"nearest_centroid_full": 0.9, "majority_share": 0.5}
+        assert rows.token.tolist() == tokens["token"] and rows.series.tolist() == tokens["category"]
+        assert rows.x.tolist() == tokens["pc1"] and rows.y.tolist() == tokens["pc2"]
+        assert rows.frequency.tolist() == tokens["frequency"]

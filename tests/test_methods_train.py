@@ -107,3 +107,40 @@ def test_every_method_trains_and_logs_its_weighted_parts(setup, method):
         assert log[0]["parts"]["discriminator"] == pytest.approx(0.693, abs=0.15)
     if spec.get("add_tokens"):
         assert "[DEL]" in AutoTokenizer.from_pretrained(root / method).get_vocab()
+
+
+def test_sda_positives_with_retrieved_negatives_first_step_by_hand(setup):
+    """The leaderboard's composition sda_pi_retrieval: the cached augmentation as positive and CARDS's retrieved
+    negative column, through the same trainer."""
+    from sentaug.index.neighbours import build_index
+    from sentaug.index.sampling import NegativeSampler, load_index
+
+    root, corpus, backbone = setup
+    index = root / "index.npz"
+    build_index(corpus, backbone, "cls_before_pooler", 4, index)
+    spec = spec_for("sda_pi_retrieval", max_steps=1, pooler="cls_before_pooler", mlp_only_train=True)
+    assert sc.method_caches(spec) == [("sda_pi", 3)] and spec["negatives"]["source"] == "retrieved"
+    cache = make_cache(root / "sda_pi.parquet", 7)
+    train(spec, corpus, [cache], backbone, str(root / "data"), str(root / "run"), index=str(index))
+    logged = json.loads((root / "run/train_log.jsonl").read_text().splitlines()[0])
+
+    augmented = pd.read_parquet(cache)["augmented"].tolist()
+    idx = batch_order(len(CORPUS), 8, 3, 0)
+    anchors, positives = [CORPUS[i] for i in idx], [augmented[i] for i in idx]
+    assert positives != anchors
+    sampler = NegativeSampler(load_index(index), mode="top_k_uniform", s=1, k=4)
+    rows = sampler.sample(idx, torch.Generator().manual_seed(3 * 1_000_003))
+    model, tok = AutoModel.from_pretrained(backbone), AutoTokenizer.from_pretrained(backbone)
+    enc = tok(anchors + positives + sampler.sentences(rows), padding=True, truncation=True, max_length=32,
+              return_tensors="pt")
+    model.train()
+    cls = model(**enc).last_hidden_state[:, 0]
+    z1, z2, zn = cls[:8], cls[8:16], cls[16:]
+    anchor_rows = sampler.rows(idx)
+    total = 0.0
+    for i in range(8):
+        logits = [torch.cosine_similarity(z1[i], z2[j], dim=0) / 0.05 for j in range(8)]
+        logits += [torch.cosine_similarity(z1[i], zn[c], dim=0) / 0.05 for c in range(8)
+                   if rows[c, 0] != anchor_rows[i]]
+        total += -torch.log_softmax(torch.stack(logits), 0)[i]
+    assert logged["loss"] == pytest.approx((total / 8).item(), rel=1e-4)

@@ -197,6 +197,24 @@ def cmd_tokenization_effects(a):
     tokenization_effects_cli(a.corpus, a.tokenizer, a.out, context=a.context)
 
 
+def cmd_report_page(a):
+    from .report.pages import render_page
+
+    render_page(a.kind, a.name, a.out, a.scale, a.inputs, spec_file=a.spec, csv=a.csv, png=a.png)
+
+
+def cmd_report_leaderboard(a):
+    from .report.leaderboard import render_leaderboard
+
+    render_leaderboard(a.spec, a.inputs, a.out, a.figure, scale=a.scale)
+
+
+def cmd_token_pca(a):
+    from .evaluate.token_embeddings import token_pca_cli
+
+    token_pca_cli(a.model, a.out, corpus=a.corpus)
+
+
 def cmd_report_census(a):
     from .report.census import render_census
 
@@ -402,6 +420,25 @@ def build_parser() -> argparse.ArgumentParser:
     fg.add_argument("--scale", required=True)
     fg.add_argument("--out", required=True, help=".pdf path; the .png and .csv are written beside it")
     fg.set_defaults(func=cmd_report_figure)
+    pg = rs.add_parser("page", help="one self-contained HTML page (table or figure, caption, numbers, provenance): "
+                                    "an entry of the Snakemake report")
+    pg.add_argument("--kind", required=True, choices=["table", "figure", "leaderboard", "census"])
+    pg.add_argument("--name", required=True, help="the table's or figure's name")
+    pg.add_argument("--spec", help="papers/<paper>.yaml (or papers/leaderboard.yaml)")
+    pg.add_argument("--csv", help="the output's CSV")
+    pg.add_argument("--png", help="the figure's PNG")
+    pg.add_argument("--inputs", required=True, help='JSON {"results": [result files or run folders], "meta": {...}}')
+    pg.add_argument("--scale", required=True)
+    pg.add_argument("--out", required=True, help=".html")
+    pg.set_defaults(func=cmd_report_page)
+    lb = rs.add_parser("leaderboard", help="every method on equal terms: means and paired differences to the "
+                                           "baseline with t intervals over seeds")
+    lb.add_argument("--spec", required=True, help="papers/leaderboard.yaml")
+    lb.add_argument("--inputs", required=True, help='JSON {"rows": [...], "meta": {...}} (Workflow.leaderboard_points)')
+    lb.add_argument("--scale", required=True)
+    lb.add_argument("--out", required=True, help=".tex path; the .csv and .md are written beside it")
+    lb.add_argument("--figure", required=True, help=".pdf path; the .png is written beside it")
+    lb.set_defaults(func=cmd_report_leaderboard)
     ce = rs.add_parser("census", help="augmentation census table (share changed, edit distance, length, cosine)")
     ce.add_argument("--inputs", required=True,
                     help='JSON {"rows": {name: {"stats": cache stats JSON, "embedding": augment-cosine JSON}}, '
@@ -428,6 +465,13 @@ def build_parser() -> argparse.ArgumentParser:
     te.add_argument("--context", choices=["isolated", "sentence"], default="isolated",
                     help="tokenize each word alone (default, as CARDS Table 1) or as in its sentence")
     te.set_defaults(func=cmd_tokenization_effects)
+
+    tp = sub.add_parser("token-pca", help="CARDS Fig. 1: 2-D PCA of a backbone's token embeddings with each token's "
+                                          "case / sub-token category and corpus frequency")
+    tp.add_argument("--model", required=True, help="backbone folder (HF layout)")
+    tp.add_argument("--corpus", help="corpus whose token frequencies colour Fig. 1b (and settle ambiguous tokens)")
+    tp.add_argument("--out", required=True, help="JSON")
+    tp.set_defaults(func=cmd_token_pca)
     return p
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from . import config as sc
 
 SHARED_RUNS = "shared"
+LEADERBOARD = "leaderboard"    # the leaderboard's runs: no paper's recipe, at every scale
 
 # Downstream suites (`sentaug evaluate SUITE`, one JSON per model) and the data folders each reads under a
 # data root (the GLUE suite reads one folder per task of the scale: `glue/<TASK>`).
@@ -47,6 +48,7 @@ class Workflow:
         self.seeds = self.S["seeds"]
         self.papers = papers if papers is not None else {n: sc.load_paper(config, n) for n in config["papers"]}
         self._specs: dict[tuple, dict] = {}   # train_spec per (paper, backbone, method, seed): asked per job
+        self._leaderboard = False
 
     def train_spec(self, paper: str | None, paper_backbone: str, method: str, seed: int) -> dict:
         """sentaug.config.train_spec at this scale, memoised (a DAG's input functions ask for the same run's spec
@@ -171,7 +173,7 @@ class Workflow:
     def run_spec(self, paper: str, backbone: str, method: str, seed: int) -> dict:
         """The resolved training spec of the run at results/runs/<scale>/<paper>/<backbone>/<method>/seed<S>
         (`paper` is a path component: a paper at paper scale, `shared` below it)."""
-        valid = self.papers if self.S["paper_recipes"] else [SHARED_RUNS]
+        valid = [*self.papers, LEADERBOARD] if self.S["paper_recipes"] else [SHARED_RUNS]
         if paper not in valid:
             raise ValueError(f"runs at scale '{self.scale}' live under "
                              f"{self.R}/runs/{self.scale}/{'|'.join(valid)}/, not under '{paper}'")
@@ -238,6 +240,10 @@ class Workflow:
     def tokenization_effects_file(self, corpus: str | None = None) -> str:
         """CARDS Table 1 counts on `corpus` under the scale's RoBERTa stand-in tokenizer."""
         return f"{self.R}/analysis/tokenization_effects/{corpus or self.corpus}/{self.stand_in('roberta-base')}.json"
+
+    def token_pca_file(self, backbone: str, corpus: str | None = None) -> str:
+        """CARDS Figure 1's token-embedding PCA of `backbone` (an actual backbone), frequencies from `corpus`."""
+        return f"{self.R}/analysis/token_pca/{corpus or self.corpus}/{backbone}.json"
 
     # -- tables ---------------------------------------------------------------------------------------------
     def row_runs(self, paper: str, row: dict) -> list[tuple[str, str, str, int]]:
@@ -335,6 +341,63 @@ class Workflow:
 
     def all_tables(self) -> list[str]:
         return [f"{self.R}/tables/{p}/{t}.tex" for p, paper in self.papers.items() for t in paper.get("tables", {})]
+
+    # -- leaderboard ----------------------------------------------------------------------------------------
+    @property
+    def leaderboard(self) -> dict | None:
+        """papers/leaderboard.yaml, checked (None when the papers folder has none)."""
+        if self._leaderboard is False:
+            from .report.leaderboard import load_leaderboard
+
+            self._leaderboard = load_leaderboard(self.config)
+        return self._leaderboard
+
+    def leaderboard_points(self) -> list[dict]:
+        """Per row: per column and seed the result file (and the target that makes it), and each run's
+        train_summary.json (training time). Runs live under the leaderboard's paper component (shared below
+        paper scale, so seeds the tables also train are trained once)."""
+        from .report.figures import metric_file
+
+        spec = self.leaderboard
+        bb = self.stand_in(spec["backbone"])
+        seeds = spec["seeds"][self.scale]
+        rows = []
+        for row in spec["rows"]:
+            cells = {}
+            for column in spec["columns"]:
+                pairs = [metric_file(self, LEADERBOARD, bb, row["method"], s, column["metric"]) for s in seeds]
+                cells[column["metric"]] = {"files": [f for f, _ in pairs], "targets": [t for _, t in pairs]}
+            runs = [self.run_dir(LEADERBOARD, bb, row["method"], s) for s in seeds]
+            rows.append({"label": row["label"], "method": row["method"], "seeds": seeds, "cells": cells,
+                         "train": [f"{r}/train_summary.json" for r in runs], "runs": runs})
+        return rows
+
+    def leaderboard_targets(self) -> list[str]:
+        rows = self.leaderboard_points()
+        return sorted({t for r in rows for c in r["cells"].values() for t in c["targets"]} | {t for r in rows
+                                                                                            for t in r["runs"]})
+
+    # -- report pages (the entries of `snakemake --report`) ---------------------------------------------------
+    def report_pages(self, census: bool = False) -> dict[str, str]:
+        """Every report page, keyed by the output it shows: each paper table and figure, the leaderboard, and with
+        `census` the augmentation census (every declared augmentation: not part of `rule all`)."""
+        pages = {}
+        for p, paper in self.papers.items():
+            for t in paper.get("tables", {}):
+                pages[f"{self.R}/tables/{p}/{t}.tex"] = f"{self.R}/report/tables/{p}/{t}.html"
+            for f in paper.get("figures", {}):
+                pages[f"{self.R}/figures/{p}/{f}.pdf"] = f"{self.R}/report/figures/{p}/{f}.html"
+        if census:
+            pages[f"{self.R}/tables/augmentations.tex"] = f"{self.R}/report/census.html"
+        if self.leaderboard is not None:
+            pages[f"{self.R}/tables/leaderboard.tex"] = f"{self.R}/report/leaderboard.html"
+        return pages
+
+    def leaderboard_outputs(self) -> list[str]:
+        if self.leaderboard is None:
+            return []
+        return [f"{self.R}/tables/leaderboard.{ext}" for ext in ("tex", "csv", "md")] + \
+            [f"{self.R}/figures/leaderboard.{ext}" for ext in ("pdf", "png")]
 
 
 def code_files(src: Path, *modules: str) -> list[str]:

@@ -11,13 +11,22 @@ for a downstream suite's JSON (`transfer.avg`, `clustering.avg`, ...), `train.<k
 train_summary.json (`train.train_seconds`).
 
 Panel kinds:
-    sweep  x: {label, setting: <method key path>, values: [...]}, y: {label, metric}, optional y2 (a second
-           axis, e.g. wall time), series: [{label, method, set: {...}, paper: {x: y}}], optional baseline:
-           {label, method} drawn as a dashed line. Each point is the run of the method variant with the setting
-           at that value (`sentaug.config.variant_name`; a value equal to the declared one is the declared
-           method's own run, shared with the tables).
-    bars   y: {label, metric | metrics: [...]}, series: [{label, method | pretrained: <pooler>, paper: [...]}]:
-           one bar per series (grouped per metric when there are several).
+    sweep      x: {label, setting: <method key path>, values: [...], values_by_scale: {<scale>: [...]},
+               declared: <value>, log: <base>}, y: {label, metric}, optional y2 (a second axis, e.g. wall time),
+               series: [{label, method, set: {...}, paper: {x: y}}], optional baseline: {label, method, paper}
+               drawn as a dashed line (on both axes). Each point is the run of the method variant with the
+               setting at that value (`sentaug.config.variant_name`; a value equal to the declared one is the
+               declared method's own run, shared with the tables). `values_by_scale` keeps the cheap scales'
+               sweeps short; `declared` is the value a method that does not set the key runs at (e.g. the
+               backbones' dropout 0.1), so that point too reuses the declared run.
+    bars       y: {label, metric | metrics: [...]}, series: [{label, method | pretrained: <pooler>, paper: [...]}]:
+               one bar per series (grouped per metric when there are several).
+    token_pca  backbone, colour: category | frequency: the 2-D PCA of the backbone's token embeddings
+               (`sentaug token-pca`), one dot per token; its CSV holds every token's coordinates.
+
+A kind is `PANEL_KINDS[name] = (points, draw)`; a kind whose points are not metrics averaged over seeds also
+gives `PANEL_RECORDS[name]`, which turns a point into its CSV records. Below paper scale the paper's values are
+written beside our points rather than drawn on our axis: the scales differ too much to share one.
 """
 from __future__ import annotations
 
@@ -59,16 +68,17 @@ def metric_value(result: dict, metric: str) -> float:
     return float(result[key])
 
 
-def canonical_method(config: dict, method: str, overrides: dict) -> str:
+def canonical_method(config: dict, method: str, overrides: dict, defaults: dict | None = None) -> str:
     """The run name for `method` with `overrides`; settings equal to the declared ones are dropped so that the
-    point reuses the declared method's run."""
+    point reuses the declared method's run. `defaults` gives the value a setting has when the method does not
+    declare it (e.g. {"positive.proportion": 1.0})."""
     declared = sc.method_config(config, method)
     changed = {}
     for path, value in overrides.items():
         try:
             same = sc.get_setting(declared, path) == value
         except sc.ConfigError:
-            same = False
+            same = path in (defaults or {}) and defaults[path] == value
         if not same:
             changed[path] = value
     return sc.variant_name(method, changed)
@@ -83,14 +93,22 @@ def _metrics(axis: dict) -> list[str]:
     return list(axis.get("metrics") or [axis["metric"]])
 
 
+def sweep_values(panel: dict, scale: str) -> list:
+    """The x values a sweep runs at this scale (`values_by_scale`, else `values`)."""
+    x = panel["x"]
+    return list((x.get("values_by_scale") or {}).get(scale, x["values"]))
+
+
 def sweep_points(wf, paper: str, panel: dict) -> list[dict]:
     bb = wf.stand_in(panel["backbone"])
     x = panel["x"]
+    defaults = {x["setting"]: x["declared"]} if "declared" in x else None
     metrics = _metrics(panel["y"]) + (_metrics(panel["y2"]) if "y2" in panel else [])
     points = []
     for series in panel["series"]:
-        for value in x["values"]:
-            method = canonical_method(wf.config, series["method"], {**series.get("set", {}), x["setting"]: value})
+        for value in sweep_values(panel, wf.scale):
+            method = canonical_method(wf.config, series["method"], {**series.get("set", {}), x["setting"]: value},
+                                      defaults)
             paper_y = (series.get("paper") or {}).get(value)
             for metric in metrics:
                 points.append(_run_point(wf, paper, bb, method, metric, {
@@ -98,7 +116,8 @@ def sweep_points(wf, paper: str, panel: dict) -> list[dict]:
     if "baseline" in panel:
         for metric in metrics:
             points.append(_run_point(wf, paper, bb, panel["baseline"]["method"], metric, {
-                "series": panel["baseline"]["label"], "x": None, "baseline": True, "paper": None}))
+                "series": panel["baseline"]["label"], "x": None, "baseline": True,
+                "paper": panel["baseline"].get("paper") if metric == metrics[0] else None}))
     return points
 
 
@@ -118,31 +137,59 @@ def bar_points(wf, paper: str, panel: dict) -> list[dict]:
     return points
 
 
+def _paper_on_axis(records: list[dict]) -> bool:
+    """Draw the paper's values on our axis only at paper scale (below it they are written as text)."""
+    return bool(records) and records[0].get("scale", "paper") == "paper"
+
+
+def _annotate_paper(ax, x, y_ours, value, colour) -> None:
+    ax.annotate(f"paper {value:g}", (x, y_ours), textcoords="offset points", xytext=(4, 6), fontsize=6,
+                color=colour)
+
+
 def _draw_sweep(ax, panel: dict, records: list[dict]) -> None:
+    on_axis = _paper_on_axis(records)
     y_metrics = _metrics(panel["y"])
-    axes = [(ax, y_metrics, panel["y"]["label"], "-")]
+    axes = [(ax, y_metrics, panel["y"]["label"], "-", "o")]
     if "y2" in panel:
-        axes.append((ax.twinx(), _metrics(panel["y2"]), panel["y2"]["label"], ":"))
-    for target, metrics, label, style in axes:
+        axes.append((ax.twinx(), _metrics(panel["y2"]), panel["y2"]["label"], ":", "s"))
+    for k, (target, metrics, label, style, marker) in enumerate(axes):
+        second = k == 1
         for i, series in enumerate(dict.fromkeys(r["series"] for r in records if not r.get("baseline"))):
             pts = sorted((r for r in records if r["series"] == series and r["metric"] in metrics
                           and not r.get("baseline")), key=lambda r: r["x"])
             colour = f"C{i}"
             target.errorbar([r["x"] for r in pts], [r["mean"] for r in pts],
-                            yerr=[r["sd"] or 0 for r in pts], fmt=style + "o", color=colour, capsize=3,
-                            label=f"{series} (ours)" + ("" if style == "-" else f", {label}"))
-            reported = [(r["x"], r["paper"]) for r in pts if r["paper"] is not None]
-            if reported:
-                target.plot(*zip(*reported), "x", color=colour, markersize=9, label=f"{series} (paper)")
+                            yerr=[r["sd"] or 0 for r in pts], fmt=style + marker, color=colour, capsize=3,
+                            alpha=0.6 if second else 1.0, markersize=4 if second else 5,
+                            label=f"{series} (ours)" + (f", {label}" if second else ""))
+            reported = [r for r in pts if r["paper"] is not None]
+            if reported and on_axis:
+                target.plot([r["x"] for r in reported], [r["paper"] for r in reported], "x", color=colour,
+                            markersize=9, label=f"{series} (paper)")
+            for r in reported if not on_axis else []:
+                _annotate_paper(target, r["x"], r["mean"], r["paper"], colour)
         for r in records:
             if r.get("baseline") and r["metric"] in metrics:
-                target.axhline(r["mean"], linestyle="--" if style == "-" else ":", color="grey",
-                               label=f"{r['series']} (ours)" + ("" if style == "-" else f", {label}"))
+                target.axhline(r["mean"], linestyle="--", color="dimgrey" if second else "black", linewidth=1,
+                               label=f"{r['series']} (ours)" + (f", {label}" if second else ""))
+                if r["paper"] is not None and on_axis:
+                    target.axhline(r["paper"], linestyle="-.", color="black", linewidth=0.8,
+                                   label=f"{r['series']} (paper)")
+                elif r["paper"] is not None:
+                    target.annotate(f"{r['series']}: paper {r['paper']:g}", (0.01, r["mean"]),
+                                    xycoords=("axes fraction", "data"), textcoords="offset points",
+                                    xytext=(0, 3), fontsize=6)
         target.set_ylabel(label)
+    if panel["x"].get("log"):
+        ax.set_xscale("log", base=panel["x"]["log"])
+        values = sorted({r["x"] for r in records if r["x"] is not None})
+        ax.set_xticks(values, [f"{v:g}" for v in values])
     ax.set_xlabel(panel["x"]["label"])
 
 
 def _draw_bars(ax, panel: dict, records: list[dict]) -> None:
+    on_axis = _paper_on_axis(records)
     series = list(dict.fromkeys(r["series"] for r in records))
     metrics = list(dict.fromkeys(r["metric"] for r in records))
     width = 0.8 / len(series)
@@ -151,14 +198,72 @@ def _draw_bars(ax, panel: dict, records: list[dict]) -> None:
         xs = [j + i * width for j in range(len(metrics))]
         ax.bar(xs, [r["mean"] for r in rows], width, yerr=[r["sd"] or 0 for r in rows], capsize=3,
                label=f"{name} (ours)", color=f"C{i}")
-        reported = [(x, r["paper"]) for x, r in zip(xs, rows) if r["paper"] is not None]
-        if reported:
-            ax.plot(*zip(*reported), "kx", markersize=8, label="paper" if i == 0 else None)
+        reported = [(x, r) for x, r in zip(xs, rows) if r["paper"] is not None]
+        if reported and on_axis:
+            ax.plot([x for x, _ in reported], [r["paper"] for _, r in reported], "kx", markersize=8,
+                    label="paper" if i == 0 else None)
+        for x, r in reported if not on_axis else []:
+            _annotate_paper(ax, x - width / 2, r["mean"], r["paper"], "black")
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(metrics))], metrics)
     ax.set_ylabel(panel["y"]["label"])
 
 
-PANEL_KINDS = {"sweep": (sweep_points, _draw_sweep), "bars": (bar_points, _draw_bars)}
+def token_pca_points(wf, paper: str, panel: dict) -> list[dict]:
+    file = wf.token_pca_file(wf.stand_in(panel["backbone"]))
+    return [{"series": "tokens", "x": None, "metric": "token_pca", "method": f"pretrained:{wf.stand_in(panel['backbone'])}",
+             "files": [file], "targets": [file], "paper": None}]
+
+
+def _token_pca_records(point: dict) -> list[dict]:
+    """One record per token: its category (series), PCA coordinates (x, y) and corpus frequency; then the
+    separation scores of the analysis (series `separation`, metric = the score's name, value in `mean`)."""
+    result = read_json(point["files"][0])
+    t = result["tokens"]
+    records = [{"series": c, "x": x, "y": y, "frequency": f, "token": tok, "metric": point["metric"],
+                "method": point["method"], "file": point["files"][0]}
+               for tok, c, x, y, f in zip(t["token"], t["category"], t["pc1"], t["pc2"], t["frequency"])]
+    records += [{"series": "separation", "metric": name, "mean": value, "method": point["method"],
+                 "file": point["files"][0]} for name, value in (result.get("separation") or {}).items()]
+    return records
+
+
+CATEGORY_STYLE = {"lower": ("tab:green", "lower-case beginning"), "upper": ("tab:blue", "upper-case beginning"),
+                  "subtoken": ("tab:red", "sub-token")}
+
+
+def _draw_token_pca(ax, panel: dict, records: list[dict]) -> None:
+    import math
+    import random
+
+    scores = {r["metric"]: r["mean"] for r in records if r["series"] == "separation"}
+    tokens = [r for r in records if r["series"] != "separation"]
+    if panel.get("colour", "category") == "frequency":
+        ordered = sorted(tokens, key=lambda r: r["frequency"])     # frequent tokens drawn on top
+        art = ax.scatter([r["x"] for r in ordered], [r["y"] for r in ordered], s=3, linewidths=0,
+                         c=[math.log10(1 + r["frequency"]) for r in ordered], cmap="viridis_r")
+        ax.figure.colorbar(art, ax=ax, label="log10(1 + frequency in the corpus)")
+    else:
+        # one scatter in a fixed shuffled order, so that no category is drawn over all the others
+        order = random.Random(0).sample(tokens, len(tokens))
+        ax.scatter([r["x"] for r in order], [r["y"] for r in order], s=3, linewidths=0, alpha=0.6,
+                   c=[CATEGORY_STYLE[r["series"]][0] for r in order])
+        for category, (colour, label) in CATEGORY_STYLE.items():
+            n = sum(r["series"] == category for r in tokens)
+            if n:
+                ax.scatter([], [], s=12, color=colour, label=f"{label} ({n})")
+        if "nearest_centroid_full" in scores:
+            ax.text(0.99, 0.01, f"category from its embedding (nearest centroid): "
+                    f"{scores['nearest_centroid_full']:.2f}\nmajority share (no bias): "
+                    f"{scores.get('majority_share', float('nan')):.2f}", transform=ax.transAxes, ha="right",
+                    va="bottom", fontsize=6, bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0})
+    ax.set_xlabel("PC 1")
+    ax.set_ylabel("PC 2")
+
+
+PANEL_KINDS = {"sweep": (sweep_points, _draw_sweep), "bars": (bar_points, _draw_bars),
+               "token_pca": (token_pca_points, _draw_token_pca)}
+# Kinds whose CSV records are not a metric's mean over seeds: point -> records.
+PANEL_RECORDS = {"token_pca": _token_pca_records}
 
 
 def figure_points(wf, paper: str, figure: str) -> list[list[dict]]:
@@ -169,32 +274,53 @@ def figure_points(wf, paper: str, figure: str) -> list[list[dict]]:
         if panel["kind"] not in PANEL_KINDS:
             raise ValueError(f"papers/{paper}.yaml: figure {figure}: unknown panel kind '{panel['kind']}' "
                              f"(known: {', '.join(PANEL_KINDS)})")
-        panels.append(PANEL_KINDS[panel["kind"]][0](wf, paper, panel))
+        try:
+            panels.append(PANEL_KINDS[panel["kind"]][0](wf, paper, panel))
+        except (sc.ConfigError, KeyError) as e:
+            raise ValueError(f"papers/{paper}.yaml: figure {figure}, panel '{panel.get('title', '')}': "
+                             f"{e.args[0] if e.args else e}") from None
     return panels
 
 
-def summarise_points(panels: list[list[dict]]) -> list[dict]:
+def summarise_points(points: list[dict]) -> list[dict]:
     """One record per point: mean and sample sd over its files (seeds), n, the paper's value."""
     records = []
-    for i, points in enumerate(panels):
-        for p in points:
-            values = [metric_value(read_json(f), p["metric"]) for f in p["files"]]
-            mean = statistics.fmean(values)
-            sd = statistics.stdev(values) if len(values) > 1 else None
-            records.append({"panel": i, "series": p["series"], "x": p["x"], "metric": p["metric"],
-                            "method": p["method"], "mean": mean, "sd": sd, "n": len(values),
-                            "paper": p.get("paper"), "baseline": bool(p.get("baseline"))})
+    for p in points:
+        values = [metric_value(read_json(f), p["metric"]) for f in p["files"]]
+        records.append({"series": p["series"], "x": p["x"], "metric": p["metric"], "method": p["method"],
+                        "mean": statistics.fmean(values), "sd": statistics.stdev(values) if len(values) > 1 else None,
+                        "n": len(values), "paper": p.get("paper"), "baseline": bool(p.get("baseline"))})
+    return records
+
+
+def figure_records(panels: list[dict], points: list[list[dict]], scale: str) -> list[dict]:
+    """The CSV records of every panel (its index and the scale on each): the numbers the drawing is made from."""
+    records = []
+    for i, (panel, panel_points) in enumerate(zip(panels, points)):
+        if panel["kind"] in PANEL_RECORDS:
+            rows = [r for p in panel_points for r in PANEL_RECORDS[panel["kind"]](p)]
+        else:
+            rows = summarise_points(panel_points)
+        records += [{"scale": scale, "panel": i, **r} for r in rows]
     return records
 
 
 def caption(paper: dict, figure: str, scale: str, meta: dict) -> str:
     spec = paper["figures"][figure]
-    text = f"{paper.get('short', '')} {figure}: {spec['caption']} Ours: mean ± sd over {meta.get('seeds', '?')} seeds"
-    text += "; x markers: the paper's values where its text gives them."
+    text = f"{paper.get('short', '')} {figure}: {spec['caption']}"
+    kinds = {panel["kind"] for panel in spec["panels"]}
+    if kinds - set(PANEL_RECORDS):
+        text += f" Ours: mean ± sd over {meta.get('seeds', '?')} seeds; "
+        text += ("x markers: the paper's values where its text gives them." if scale == "paper" else
+                 "the paper's values, where its text gives them, are written beside our points.")
+    stand_ins = meta.get("stand_ins", {})
+    backbones = list(dict.fromkeys(panel["backbone"] for panel in spec["panels"] if "backbone" in panel))
+    if backbones:
+        text += " Backbone: " + ", ".join(
+            f"{stand_ins[b]} (stand-in for {b})" if stand_ins.get(b, b) != b else b for b in backbones) + "."
     if scale != "paper":
-        stand_ins = ", ".join(f"{v} for {k}" for k, v in sorted(meta.get("stand_ins", {}).items()))
-        text += (f" Built at scale '{scale}', below paper scale (stand-ins: {stand_ins}; corpus: "
-                 f"{meta.get('corpus', '?')}): the direction of effects, not the paper's numbers.")
+        text += (f" Built at scale '{scale}', below paper scale (corpus: {meta.get('corpus', '?')}): the "
+                 f"direction of effects, not the paper's numbers.")
     if spec.get("differs"):
         text += f" Differs from the paper: {spec['differs']}"
     return text
@@ -213,8 +339,8 @@ def render_figure(paper_file: str, figure: str, inputs: str, out: str, scale: st
     if figure not in paper.get("figures", {}):
         raise ValueError(f"{paper_file}: no figure '{figure}'")
     spec = json.loads(inputs)
-    records = summarise_points(spec["panels"])
     panels = paper["figures"][figure]["panels"]
+    records = figure_records(panels, spec["panels"], scale)
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
     for i, (ax, panel) in enumerate(zip(axes[0], panels)):
         PANEL_KINDS[panel["kind"]][1](ax, panel, [r for r in records if r["panel"] == i])
@@ -225,13 +351,13 @@ def render_figure(paper_file: str, figure: str, inputs: str, out: str, scale: st
                 h, lab = a.get_legend_handles_labels()
                 handles += h
                 labels += lab
-        ax.legend(handles, labels, fontsize=7)
+        if handles:
+            ax.legend(handles, labels, fontsize=7)
     text = caption(paper, figure, scale, spec.get("meta", {}))
     fig.text(0.01, 0.005, "\n".join(_wrap(text, 160)), fontsize=7, va="bottom")
     fig.tight_layout(rect=(0, 0.06 + 0.02 * len(_wrap(text, 160)), 1, 1))
     out = Path(out)
     frame = pd.DataFrame(records)
-    frame.insert(0, "scale", scale)
     with atomic_path(out.with_suffix(".csv")) as tmp:
         frame.to_csv(tmp, index=False)
     with atomic_path(out.with_suffix(".png")) as tmp:
@@ -239,7 +365,8 @@ def render_figure(paper_file: str, figure: str, inputs: str, out: str, scale: st
     with atomic_path(out) as tmp:
         fig.savefig(tmp, format="pdf")
     plt.close(fig)
-    print(frame[["panel", "series", "x", "metric", "mean", "sd", "n"]].to_string(index=False))
+    shown = [c for c in ("panel", "series", "x", "metric", "mean", "sd", "n") if c in frame]
+    print(frame[shown].head(60).to_string(index=False))
 
 
 def _wrap(text: str, width: int) -> list[str]:

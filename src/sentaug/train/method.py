@@ -2,7 +2,8 @@
 
 Declared in config.yaml (`methods:`) and resolved into the training spec by `sentaug.config.train_spec`:
 
-    positive:      {source: dropout | cache | switch_case | two_views | augmented_view, ...}
+    positive:      {source: dropout | cache | switch_case | two_views | augmented_view, ...,
+                    proportion: share of a batch's pairs using this positive, the rest the dropout one}
     negatives:     {source: in_batch} | {source: retrieved, mode: top_k_uniform | r_top | d_uniform, k, s}
                    | {source: cache, augmentation, only_changed, shared} | {source: nli, use, shared}
     contrastive:   {name: infonce | nt_xent | none, symmetric: false}   (none: the mlm objective alone)

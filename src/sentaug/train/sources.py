@@ -20,6 +20,11 @@ as one extra column block, seen by every anchor or, with `shared: false`, by its
   negative augmentation.
 - `nli`: the triplet's other hypothesis (`negatives.use`: contradiction, or entailment).
 
+`positive.proportion` (SDA Figure 2a; default 1): the share of a batch's pairs whose positive comes from the
+source; the other pairs use the anchor itself, i.e. SimCSE's dropout positive. Exactly round(p * B) pairs of a
+batch of B are drawn, by (seed, step), so a resumed run draws what an uninterrupted one would. The paper fixes
+x % of the *dataset's* sentences; drawing per batch gives every batch the same share (the same in expectation).
+
 The augmented view (`augmented_view: [augmentation, ...]`, AugCSE): each line gets one augmentation drawn
 uniformly from the set, fixed for the run by (seed, line) (AugCSE samples once; resampling per epoch did
 worse, its footnote 6). Its label is the augmentation's position + 1, or 0 ("unchanged") where that cache
@@ -89,6 +94,13 @@ def _lower(texts: list[str]) -> list[str]:
     return [t if t.startswith(TOKENS_PREFIX) else t.lower() for t in texts]
 
 
+def augmented_pairs(batch_size: int, proportion: float, seed: int, step: int) -> set[int]:
+    """Positions in a batch whose pair keeps the source's positive: exactly round(proportion * batch_size)
+    of them, drawn by (seed, step)."""
+    n = round(proportion * batch_size)
+    return set(random.Random(f"proportion:{seed}:{step}").sample(range(batch_size), n))
+
+
 class TrainingData:
     """All texts a run trains on, indexed by example (non-empty corpus lines, in corpus order)."""
 
@@ -140,6 +152,13 @@ class TrainingData:
             self.originals, self.augmented = _lower(self.originals), _lower(self.augmented)
             self.view_a = _lower(self.view_a) if self.view_a is not None else None
             self.view_b = _lower(self.view_b) if self.view_b is not None else None
+        self.proportion = float(positive.get("proportion", 1.0))
+        if not 0.0 <= self.proportion <= 1.0:
+            raise ValueError(f"method '{spec['method']}': positive.proportion must lie in [0, 1], "
+                             f"got {self.proportion}")
+        if self.proportion != 1.0 and self.source in ("dropout", "two_views"):
+            raise ValueError(f"method '{spec['method']}': positive.proportion mixes a source's positives with "
+                             f"the dropout positive; it does not apply to source '{self.source}'")
 
     def _augmented_view(self, tables) -> tuple[list[str], list[int]]:
         if not tables:
@@ -178,6 +197,9 @@ class TrainingData:
             anchors = originals
             positives = [switch_case(t, random.Random(f"{self.seed}:{step}:{self.lines[i]}"), p.get("p", 0.05),
                                      p.get("version", "v1")) for t, i in zip(originals, idx)]
+        if self.proportion != 1.0:
+            keep = augmented_pairs(len(idx), self.proportion, self.seed, step)
+            positives = [p if j in keep else a for j, (a, p) in enumerate(zip(anchors, positives))]
         return Batch([self.lines[i] for i in idx], anchors, positives, originals,
                      [self.augmented[i] for i in idx] if self.augmented else [],
                      [self.labels[i] for i in idx] if self.labels else [],

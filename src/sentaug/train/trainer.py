@@ -59,23 +59,44 @@ def load_backbone(path: str, spec: dict, device):
     """Backbone, tokenizer and (for methods with an MLM objective) the checkpoint's masked-LM head.
 
     `add_tokens` (CLEAR's [DEL]) are added to the tokenizer and the embeddings resized. With an MLM
-    objective the backbone is the base model of `AutoModelForMaskedLM`, whose head shares its embeddings."""
-    from transformers import AutoModel, AutoModelForMaskedLM, AutoTokenizer
+    objective the backbone is the base model of `AutoModelForMaskedLM`, whose head shares its embeddings.
+    `dropout` (SDA Figure 2b), when set, replaces the backbone's hidden and attention dropout rates."""
+    from transformers import AutoConfig, AutoModel, AutoModelForMaskedLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(path)
     added = tokenizer.add_tokens(list(spec.get("add_tokens") or []))
+    config = backbone_config(AutoConfig.from_pretrained(path), spec.get("dropout"), path)
     lm_head = None
     if needs_mlm(spec):
-        full = AutoModelForMaskedLM.from_pretrained(path)
+        full = AutoModelForMaskedLM.from_pretrained(path, config=config)
         if added:
             full.resize_token_embeddings(len(tokenizer))
         model = full.base_model
         lm_head = next(child for child in full.children() if child is not model)
     else:
-        model = AutoModel.from_pretrained(path)
+        model = AutoModel.from_pretrained(path, config=config)
         if added:
             model.resize_token_embeddings(len(tokenizer))
     return model.to(device), tokenizer, lm_head
+
+
+# Dropout rates of a backbone's config, by architecture family: BERT/RoBERTa/MiniLM name them
+# hidden_dropout_prob and attention_probs_dropout_prob; BART/DistilBERT-style configs dropout and
+# attention_dropout.
+DROPOUT_KEYS = (("hidden_dropout_prob", "attention_probs_dropout_prob"), ("dropout", "attention_dropout"))
+
+
+def backbone_config(config, dropout: float | None, path: str = "backbone"):
+    """The backbone's config with its hidden and attention dropout set to `dropout` (unchanged when None)."""
+    if dropout is None:
+        return config
+    for keys in DROPOUT_KEYS:
+        if all(hasattr(config, k) for k in keys):
+            for k in keys:
+                setattr(config, k, float(dropout))
+            return config
+    raise ValueError(f"{path}: train.dropout is set, but the backbone's config ({type(config).__name__}) has none "
+                     f"of the dropout settings {', '.join(k for keys in DROPOUT_KEYS for k in keys)}")
 
 
 class _Checkpoint:

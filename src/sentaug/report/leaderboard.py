@@ -1,0 +1,237 @@
+"""The leaderboard (papers/leaderboard.yaml): every method on the same backbone, corpus, steps and seeds, scored on
+the same suites, with confidence intervals over seeds (`sentaug.report.stats`).
+
+Writes results/tables/leaderboard.csv (one record per method and column: the per-seed values, mean and 95 %
+interval, paired difference to the baseline and its interval, the gain the method's paper reports), .tex and .md
+(the same numbers, one row per method), and results/figures/leaderboard.pdf/.png drawn from those records: per
+column the paired difference to the baseline with its interval, the paper's reported gain beside it, and the
+training time per run.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+from .. import config as sc
+from ..io import atomic_path, read_json
+from .figures import metric_value
+from .stats import paired_difference, t_interval
+
+TRAIN_TIME = "train.train_seconds"
+MIN_SEEDS = 3
+
+
+def leaderboard_path(config: dict) -> Path:
+    return Path(config.get("papers_dir", "papers")) / "leaderboard.yaml"
+
+
+def load_leaderboard(config: dict) -> dict | None:
+    """papers/leaderboard.yaml checked against the config (None when there is no such file)."""
+    path = leaderboard_path(config)
+    if not path.exists():
+        return None
+    spec = sc.load_yaml(path)
+    for key in ("backbone", "baseline", "seeds", "columns", "rows"):
+        if key not in spec:
+            raise sc.ConfigError(f"{path}: missing key '{key}'")
+    if spec["backbone"] not in config["backbones"]:
+        raise sc.ConfigError(f"{path}: backbone: unknown backbone '{spec['backbone']}'")
+    for scale in config["scales"]:
+        seeds = spec["seeds"].get(scale)
+        if not isinstance(seeds, list) or len(set(seeds)) < MIN_SEEDS:
+            raise sc.ConfigError(f"{path}: seeds.{scale}: the leaderboard needs at least {MIN_SEEDS} distinct "
+                                 f"seeds per scale, got {seeds!r}")
+    metrics = [c["metric"] for c in spec["columns"]]
+    for metric in metrics:
+        if "." not in metric:
+            raise sc.ConfigError(f"{path}: columns: metric '{metric}' is not <result>.<key>")
+    for row in spec["rows"]:
+        try:
+            sc.method_config(config, row["method"])
+        except sc.ConfigError as e:
+            raise sc.ConfigError(f"{path}: row '{row['label']}': {e}") from None
+        unknown = set(row.get("reported") or {}) - set(metrics)
+        if unknown:
+            raise sc.ConfigError(f"{path}: row '{row['label']}': reported: '{sorted(unknown)[0]}' is not a column")
+    if spec["baseline"] not in [r["method"] for r in spec["rows"]]:
+        raise sc.ConfigError(f"{path}: baseline: '{spec['baseline']}' is not the method of any row")
+    return spec
+
+
+def _num(x: float) -> float | None:
+    return None if x is None or math.isnan(x) else round(x, 4)
+
+
+def leaderboard_records(spec: dict, rows: list[dict], scale: str) -> list[dict]:
+    """One record per (method, column) and one per method for the training time, from the resolved rows
+    (`Workflow.leaderboard_points`)."""
+    confidence = spec.get("confidence", 0.95)
+    reported = {r["method"]: r.get("reported") or {} for r in spec["rows"]}
+    values = {}
+    for row in rows:
+        for metric, cell in row["cells"].items():
+            values[row["method"], metric] = {s: metric_value(read_json(f), metric)
+                                             for s, f in zip(row["seeds"], cell["files"])}
+        values[row["method"], TRAIN_TIME] = {s: float(read_json(f)["train_seconds"])
+                                             for s, f in zip(row["seeds"], row["train"])}
+    columns = [(c["label"], c["metric"]) for c in spec["columns"]] + [("Training time (s/run)", TRAIN_TIME)]
+    records = []
+    for row in rows:
+        for label, metric in columns:
+            by_seed = values[row["method"], metric]
+            own = t_interval(list(by_seed.values()), confidence)
+            record = {"scale": scale, "row": row["label"], "method": row["method"], "column": label,
+                      "metric": metric, "n": own.n, "seeds": " ".join(str(s) for s in by_seed),
+                      "values": " ".join(f"{v:.4f}" for v in by_seed.values()),
+                      "mean": _num(own.mean), "ci_low": _num(own.low), "ci_high": _num(own.high),
+                      "ci_half_width": _num(own.half_width), "diff": None, "diff_ci_low": None,
+                      "diff_ci_high": None, "diff_ci_half_width": None,
+                      "reported_gain": reported[row["method"]].get(metric), "baseline": row["method"] == spec["baseline"]}
+            if metric != TRAIN_TIME and row["method"] != spec["baseline"]:
+                diff = paired_difference(by_seed, values[spec["baseline"], metric], confidence)
+                record.update(diff=_num(diff.mean), diff_ci_low=_num(diff.low), diff_ci_high=_num(diff.high),
+                              diff_ci_half_width=_num(diff.half_width))
+            records.append(record)
+    return records
+
+
+def _pm(mean, half, digits=2) -> str:
+    if mean is None:
+        return "--"
+    return f"{mean:.{digits}f}" + (f" ± {half:.{digits}f}" if half is not None else "")
+
+
+def _signed(mean, half) -> str:
+    if mean is None:
+        return ""
+    return f"{mean:+.2f}" + (f" ± {half:.2f}" if half is not None else "")
+
+
+def caption(spec: dict, scale: str, meta: dict) -> str:
+    stand_in = meta.get("stand_ins", {}).get(spec["backbone"], spec["backbone"])
+    seeds = spec["seeds"][scale]
+    pct = round(100 * spec.get("confidence", 0.95))
+    text = (f"{spec.get('title', 'Leaderboard')}. Backbone {stand_in}"
+            + (f" (stand-in for {spec['backbone']})" if stand_in != spec["backbone"] else "")
+            + f", corpus {meta.get('corpus', '?')}, the scale's steps and batch, seeds {', '.join(map(str, seeds))} for "
+              f"every method. Each cell: mean over seeds ± the half-width of its {pct} % confidence interval "
+              f"(Student's t); Δ: the paired (per-seed) difference to {spec['baseline']} ± its half-width; paper: the "
+              f"gain over SimCSE the method's paper reports (RoBERTa-base, its own runs).")
+    if scale != "paper":
+        text += (f" Built at scale '{scale}', below paper scale: compare the signs of Δ with the papers' gains, "
+                 f"not the numbers.")
+    return text
+
+
+def _tex(text: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("±", r"$\pm$"),
+                 ("Δ", r"$\Delta$")):
+        text = text.replace(a, b)
+    return text
+
+
+def _table_cells(records: list[dict]) -> tuple[list[str], list[tuple[str, list[str], list[str]]]]:
+    """Column labels, and per method its label, the mean ± CI cells and the Δ / paper cells."""
+    columns = list(dict.fromkeys(r["column"] for r in records))
+    rows = []
+    for label in dict.fromkeys(r["row"] for r in records):
+        cells = {r["column"]: r for r in records if r["row"] == label}
+        first = [_pm(cells[c]["mean"], cells[c]["ci_half_width"], 1 if cells[c]["metric"] == TRAIN_TIME else 2)
+                 for c in columns]
+        second = []
+        for c in columns:
+            r = cells[c]
+            text = f"Δ {_signed(r['diff'], r['diff_ci_half_width'])}" if r["diff"] is not None else ""
+            if r["reported_gain"] is not None:
+                text += f" (paper {r['reported_gain']:+.2f})"
+            second.append(text.strip())
+        rows.append((label, first, second))
+    return columns, rows
+
+
+def render_markdown(spec: dict, records: list[dict], scale: str, meta: dict) -> str:
+    columns, rows = _table_cells(records)
+    lines = [f"# {spec.get('title', 'Leaderboard')}", "", caption(spec, scale, meta), "",
+             "| Method | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
+    for label, first, second in rows:
+        cells = [f"{a}<br>{b}" if b else a for a, b in zip(first, second)]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def render_tex(spec: dict, records: list[dict], scale: str, meta: dict) -> str:
+    columns, rows = _table_cells(records)
+    lines = [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{l" + "r" * len(columns) + "}",
+             r"\toprule", " & ".join(["Method"] + [_tex(c) for c in columns]) + r" \\", r"\midrule"]
+    for label, first, second in rows:
+        lines.append(" & ".join([_tex(label)] + [_tex(c) for c in first]) + r" \\")
+        if any(second):
+            lines.append(" & ".join([""] + [r"{\footnotesize " + _tex(c) + "}" if c else "" for c in second]) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_tex(caption(spec, scale, meta))}}}",
+              r"\label{tab:leaderboard}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def draw(records: list[dict], spec: dict, scale: str, meta: dict, out: Path) -> None:
+    """Per column, the paired difference to the baseline with its interval (the paper's gain as a cross), and the
+    training time per run; written to `out` (.pdf) and a .png beside it."""
+    import textwrap
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    columns = list(dict.fromkeys(r["column"] for r in records))
+    methods = [m for m in dict.fromkeys(r["row"] for r in records)]
+    fig, axes = plt.subplots(1, len(columns), figsize=(3.4 * len(columns), 0.45 * len(methods) + 2.2), sharey=True,
+                             squeeze=False)
+    for ax, column in zip(axes[0], columns):
+        rows = {r["row"]: r for r in records if r["column"] == column}
+        time = rows[methods[0]]["metric"] == TRAIN_TIME
+        for y, label in enumerate(methods):
+            r = rows[label]
+            value, half = (r["mean"], r["ci_half_width"]) if time else (r["diff"], r["diff_ci_half_width"])
+            if value is None:
+                continue
+            ax.errorbar(value, y, xerr=half if half is not None else None, fmt="o", color="C0", capsize=3)
+            if r["reported_gain"] is not None:
+                ax.plot(r["reported_gain"], y, "x", color="C3", markersize=8)
+        if not time:
+            ax.axvline(0, color="black", linestyle="--", linewidth=1)
+        ax.set_title(column, fontsize=9)
+        ax.set_xlabel("seconds per run" if time else f"Δ vs {spec['baseline']}", fontsize=8)
+    axes[0][0].set_yticks(range(len(methods)), methods, fontsize=8)
+    axes[0][0].set_ylim(len(methods) - 0.5, -0.5)
+    fig.legend(handles=[plt.Line2D([], [], color="C0", marker="o", label="ours: mean, 95 % interval"),
+                        plt.Line2D([], [], color="C3", marker="x", linestyle="", label="the paper's reported gain")],
+               loc="upper right", fontsize=7, ncol=2)
+    text = textwrap.wrap(caption(spec, scale, meta), 150)
+    fig.text(0.01, 0.005, "\n".join(text), fontsize=7, va="bottom")
+    fig.tight_layout(rect=(0, 0.03 + 0.035 * len(text), 1, 0.93))
+    with atomic_path(out.with_suffix(".png")) as tmp:
+        fig.savefig(tmp, format="png", dpi=130)
+    with atomic_path(out) as tmp:
+        fig.savefig(tmp, format="pdf")
+    plt.close(fig)
+
+
+def render_leaderboard(spec_file: str, inputs: str, out: str, figure: str, scale: str) -> None:
+    """CLI entry: `inputs` is {"rows": Workflow.leaderboard_points(), "meta": {...}}; writes `out` (.tex) with a
+    .csv and .md beside it, and `figure` (.pdf) with a .png."""
+    import pandas as pd
+
+    spec = sc.load_yaml(spec_file)
+    given = json.loads(inputs)
+    meta = given.get("meta", {})
+    records = leaderboard_records(spec, given["rows"], scale)
+    out = Path(out)
+    with atomic_path(out.with_suffix(".csv")) as tmp:
+        pd.DataFrame(records).to_csv(tmp, index=False)
+    with atomic_path(out.with_suffix(".md")) as tmp:
+        tmp.write_text(render_markdown(spec, records, scale, meta), encoding="utf-8")
+    draw(records, spec, scale, meta, Path(figure))
+    with atomic_path(out) as tmp:
+        tmp.write_text(render_tex(spec, records, scale, meta), encoding="utf-8")
+    print(render_markdown(spec, records, scale, meta))

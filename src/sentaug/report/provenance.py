@@ -1,0 +1,97 @@
+"""Provenance of a table or figure: the runs behind it (device, library versions, training time), the versions
+that evaluated them, and content hashes of the data folders they read.
+
+Everything is read from the result files themselves: an evaluation JSON names its model folder (`model`), its
+data root (`data`) and its versions; a run folder holds train_summary.json (spec, device, versions, seconds).
+A data root's digest is the sha256 over the sorted (relative path, file sha256) pairs of each of its top-level
+folders (sts/, sick/, wiki/, ...), so two builds that read the same bytes show the same digests.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import sys
+from collections import Counter
+from pathlib import Path
+
+from ..io import sha256_file
+
+
+def folder_digest(folder: Path) -> dict:
+    """sha256 over (relative path, sha256) of every file below `folder`, with the file count and size."""
+    h = hashlib.sha256()
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+    for path in files:
+        h.update(f"{path.relative_to(folder).as_posix()}\t{sha256_file(path)}\n".encode())
+    return {"sha256": h.hexdigest(), "files": len(files), "bytes": sum(p.stat().st_size for p in files)}
+
+
+def data_digests(root: str | Path) -> dict:
+    """The digest of each top-level folder of a data root (laid out like ../shared/data)."""
+    root = Path(root)
+    if root.is_file():
+        return {root.name: {"sha256": sha256_file(root), "files": 1, "bytes": root.stat().st_size}}
+    if not root.is_dir():
+        return {}
+    return {d.name: folder_digest(d) for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith(".")}
+
+
+def environment() -> dict:
+    """Versions (of the installed distributions, read without importing them) and machine of the process
+    rendering the report."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {"python": platform.python_version()}
+    for name in ("torch", "transformers", "numpy", "scipy", "pandas", "matplotlib", "scikit-learn", "snakemake",
+                 "sentaug"):
+        try:
+            versions[name] = version(name)
+        except PackageNotFoundError:      # not installed in this environment: say so rather than fail
+            versions[name] = "not installed"
+    return {"versions": versions, "platform": platform.platform(), "machine": platform.machine(),
+            "cpus": os.cpu_count(), "executable": sys.executable}
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def collect(results: list[str]) -> dict:
+    """Provenance of the result files (or run folders) behind one output."""
+    runs, evaluations, roots = {}, Counter(), set()
+    for item in results:
+        path = Path(item)
+        run = None
+        if path.is_dir():
+            run = path
+        elif path.suffix == ".json":
+            result = _read(path)
+            if path.name == "train_summary.json":
+                run = path.parent
+            elif isinstance(result, dict):
+                if result.get("model") and (Path(result["model"]) / "train_summary.json").exists():
+                    run = Path(result["model"])
+                for key in ("data", "corpus"):      # an evaluation's data root, an analysis's corpus file
+                    if isinstance(result.get(key), str):
+                        roots.add(result[key])
+                if result.get("versions"):
+                    evaluations[json.dumps(result["versions"], sort_keys=True)] += 1
+        if run is not None and str(run) not in runs:
+            summary = _read(run / "train_summary.json") or {}
+            spec = summary.get("spec", {})
+            runs[str(run)] = {"method": spec.get("method"), "backbone": spec.get("backbone"), "seed": spec.get("seed"),
+                              "corpus": spec.get("corpus"), "steps": summary.get("steps"),
+                              "batch_size": spec.get("batch_size"), "device": summary.get("device"),
+                              "train_seconds": summary.get("train_seconds"),
+                              "versions": summary.get("versions", {})}
+    return {"runs": runs,
+            "devices": dict(Counter(r["device"] for r in runs.values())),
+            "training_versions": dict(Counter(json.dumps(r["versions"], sort_keys=True) for r in runs.values())),
+            "evaluation_versions": dict(evaluations),
+            "data": {root: data_digests(root) for root in sorted(roots)},
+            "environment": environment()}

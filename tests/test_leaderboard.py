@@ -1,0 +1,175 @@
+"""The leaderboard (papers/leaderboard.yaml, sentaug.report.leaderboard): t intervals and paired differences
+against hand computations with the published t table, every row on the same backbone and seeds, the papers'
+reported gains against the tables they come from, and the rendered numbers against the result files."""
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+import sentaug.config as sc
+from sentaug.report.leaderboard import load_leaderboard, render_leaderboard
+from sentaug.report.stats import paired_difference, t_interval, t_quantile
+from sentaug.workflow import Workflow
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_t_quantiles_are_the_published_table():
+    # two-sided 95 %: t(0.975, dof) from any t table
+    for dof, table in [(1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (29, 2.045)]:
+        assert t_quantile(0.95, dof) == pytest.approx(table, abs=5e-4)
+    assert t_quantile(0.99, 2) == pytest.approx(9.925, abs=5e-4)
+
+
+def test_interval_by_hand():
+    # mean 73; s^2 = (9 + 1 + 16) / 2 = 13; half-width = 4.303 * sqrt(13) / sqrt(3) = 8.957
+    iv = t_interval([70.0, 72.0, 77.0])
+    assert iv.mean == 73.0 and iv.n == 3
+    assert iv.half_width == pytest.approx(4.30265 * math.sqrt(13) / math.sqrt(3), rel=1e-5)
+    assert iv.half_width == pytest.approx(8.957, abs=1e-3)
+    assert (iv.low, iv.high) == pytest.approx((73 - 8.957, 73 + 8.957), abs=1e-3)
+    assert math.isnan(t_interval([5.0]).half_width)
+
+
+def test_paired_difference_by_hand_is_narrower_than_unpaired():
+    baseline = {1: 70.0, 2: 72.0, 3: 77.0}
+    method = {1: 71.0, 2: 74.0, 3: 77.5}
+    # per-seed differences 1, 2, 0.5: mean 7/6, s^2 = (1/36 + 25/36 + 16/36) / 2 = 7/12
+    iv = paired_difference(method, baseline)
+    assert iv.mean == pytest.approx(7 / 6)
+    assert iv.half_width == pytest.approx(4.30265 * math.sqrt(7 / 12) / math.sqrt(3), rel=1e-5)   # 1.897
+    assert iv.half_width < t_interval(list(method.values())).half_width / 4
+    # only the seeds both sides have are paired
+    assert paired_difference({1: 71.0, 2: 74.0, 9: 0.0}, baseline).n == 2
+
+
+LEADERBOARD = """
+title: "Test board"
+backbone: roberta-base
+baseline: simcse
+seeds: {demo: [1, 2, 3], small: [1, 2, 3], paper: [42, 43, 44]}
+columns:
+  - {label: "STS avg", metric: sts.avg}
+  - {label: "Transfer avg", metric: transfer.avg}
+rows:
+  - {label: "SimCSE", method: simcse}
+  - {label: "SDA", method: sda_pi, reported: {sts.avg: 1.33}}
+"""
+
+
+@pytest.fixture()
+def cfg(tmp_path):
+    config = sc.load_yaml(ROOT / "config.yaml")
+    (tmp_path / "papers").mkdir()
+    (tmp_path / "papers" / "leaderboard.yaml").write_text(LEADERBOARD)
+    return {**config, "papers_dir": str(tmp_path / "papers"), "papers": [], "scale": "demo"}
+
+
+def test_every_row_trains_on_the_same_backbone_and_the_boards_seeds(cfg, tmp_path):
+    wf = Workflow(cfg, results="R")
+    rows = wf.leaderboard_points()
+    assert [r["method"] for r in rows] == ["simcse", "sda_pi"]
+    for r in rows:
+        assert r["seeds"] == [1, 2, 3]
+        assert r["cells"]["sts.avg"]["files"] == [f"R/eval/demo/shared/tiny-roberta/{r['method']}/seed{s}/sts.json"
+                                                  for s in (1, 2, 3)]
+        assert r["train"][2] == f"R/runs/demo/shared/tiny-roberta/{r['method']}/seed3/train_summary.json"
+    # at paper scale the board's runs are its own (no paper's recipe): SimCSE's per-backbone recipe
+    paper = Workflow({**cfg, "scale": "paper"}, results="R")
+    assert paper.leaderboard_points()[1]["runs"][0] == "R/runs/paper/leaderboard/roberta-base/sda_pi/seed42"
+    spec = paper.run_spec("leaderboard", "roberta-base", "sda_pi", 42)
+    assert (spec["batch_size"], spec["learning_rate"]) == (512, 1.0e-5)
+
+
+def test_the_real_board_declares_three_seeds_and_one_backbone():
+    config = {**sc.load_yaml(ROOT / "config.yaml"), "papers_dir": str(ROOT / "papers")}
+    board = load_leaderboard(config)
+    assert all(len(board["seeds"][s]) >= 3 for s in config["scales"])
+    rows = Workflow({**config, "scale": "small"}, results="R").leaderboard_points()
+    assert {r["runs"][0].split("/")[4] for r in rows} == {"tiny-roberta-bpe"}
+    assert {"simcse", "sda_pi", "cards", "vascl", "augcse", "sda_pi_retrieval"} <= {r["method"] for r in rows}
+    assert [c["metric"].split(".")[0] for c in board["columns"]] == ["sts", "transfer", "clustering", "intent"]
+
+
+def _avg(table: dict, label: str, column: str = "avg") -> float:
+    row = next(r for r in sc.iter_rows(table) if r["label"] == label and r.get("backbone", "roberta-base") ==
+               "roberta-base")
+    return row["paper"][table["columns"].index(column)]
+
+
+def test_reported_gains_are_the_papers_own_table_differences():
+    config = {**sc.load_yaml(ROOT / "config.yaml"), "papers_dir": str(ROOT / "papers")}
+    board = {r["method"]: r.get("reported") or {} for r in load_leaderboard(config)["rows"]}
+    papers = {p: sc.load_paper(config, p) for p in config["papers"]}
+    sda, cards, vascl, augcse = (papers[p]["tables"] for p in ("sda", "cards", "vascl", "augcse"))
+    assert board["sda_pi"]["sts.avg"] == pytest.approx(
+        _avg(sda["table4"], "+Punctuation Insertion") - _avg(sda["table4"], "SimCSE-RoBERTa-base"), abs=5e-3)
+    assert board["cards"]["sts.avg"] == pytest.approx(
+        _avg(cards["table3"], "CARDS") - _avg(cards["table3"], "SimCSE (ours)"), abs=5e-3)
+    assert board["vascl"]["sts.avg"] == pytest.approx(
+        _avg(vascl["table1"], "VaSCL-base") - _avg(vascl["table1"], "SimCSE-base"), abs=5e-3)
+    assert board["vascl"]["clustering.avg"] == pytest.approx(
+        _avg(vascl["table2"], "VaSCL-base") - _avg(vascl["table2"], "SimCSE-base"), abs=5e-3)
+    shots = [f"{d}_10shot" for d in ("SNIPS", "BANKING77", "CLINC150", "HWU64")]
+    intent = sum(_avg(vascl["table3"], "VaSCL", c) - _avg(vascl["table3"], "SimCSE", c) for c in shots) / 4
+    assert board["vascl"]["intent.avg_10shot"] == pytest.approx(intent, abs=5e-4)
+    assert board["augcse"]["sts.avg"] == pytest.approx(
+        _avg(augcse["table4"], "AugCSE-RoBERTa-base") - _avg(augcse["table4"], "Unsupervised SimCSE-RoBERTa-base"),
+        abs=5e-3)
+    assert board["augcse"]["transfer.avg"] == pytest.approx(
+        _avg(augcse["table5"], "AugCSE-RoBERTa-base") - _avg(augcse["table5"], "SimCSE-RoBERTa-base"), abs=5e-3)
+
+
+@pytest.mark.parametrize("edit,message", [
+    ({"seeds": {"demo": [1, 2], "small": [1, 2, 3], "paper": [1, 2, 3]}}, "seeds.demo: .* at least 3 distinct"),
+    ({"rows": [{"label": "X", "method": "nosuch"}]}, "row 'X': unknown method 'nosuch'"),
+    ({"baseline": "cards"}, "baseline: 'cards' is not the method of any row"),
+    ({"rows": [{"label": "S", "method": "simcse", "reported": {"glue.avg": 1}}]}, "'glue.avg' is not a column"),
+])
+def test_bad_boards_name_the_key(cfg, tmp_path, edit, message):
+    board = {**yaml.safe_load(LEADERBOARD), **edit}
+    (tmp_path / "papers" / "leaderboard.yaml").write_text(yaml.safe_dump(board))
+    with pytest.raises(sc.ConfigError, match=message):
+        load_leaderboard(cfg)
+
+
+def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg, tmp_path):
+    wf = Workflow(cfg, results=str(tmp_path / "R"))
+    rows = wf.leaderboard_points()
+    sts = {"simcse": [70.0, 72.0, 77.0], "sda_pi": [71.0, 74.0, 77.5]}
+    transfer = {"simcse": [80.0, 80.0, 80.0], "sda_pi": [81.0, 82.0, 83.0]}
+    seconds = {"simcse": [10.0, 12.0, 14.0], "sda_pi": [11.0, 11.0, 11.0]}
+    for r in rows:
+        for metric, values in (("sts.avg", sts), ("transfer.avg", transfer)):
+            for f, v in zip(r["cells"][metric]["files"], values[r["method"]]):
+                Path(f).parent.mkdir(parents=True, exist_ok=True)
+                Path(f).write_text(json.dumps({"avg": v}))
+        for f, v in zip(r["train"], seconds[r["method"]]):
+            Path(f).parent.mkdir(parents=True, exist_ok=True)
+            Path(f).write_text(json.dumps({"train_seconds": v}))
+    out = tmp_path / "tables" / "leaderboard.tex"
+    render_leaderboard(str(tmp_path / "papers" / "leaderboard.yaml"), json.dumps({"rows": rows, "meta": {}}),
+                       str(out), str(tmp_path / "figures" / "leaderboard.pdf"), "demo")
+    csv = pd.read_csv(out.with_suffix(".csv"))
+    cell = csv[(csv.method == "sda_pi") & (csv.metric == "sts.avg")].iloc[0]
+    t2 = 4.302653
+    assert cell["mean"] == pytest.approx(74.1667, abs=1e-4)
+    # deviations -19/6, -1/6, 20/6: s^2 = (361 + 1 + 400) / 36 / 2 = 127 / 12
+    assert cell["ci_half_width"] == pytest.approx(t2 * math.sqrt(127 / 12) / math.sqrt(3), abs=1e-4)
+    assert cell["diff"] == pytest.approx(7 / 6, abs=1e-4)
+    assert cell["diff_ci_half_width"] == pytest.approx(t2 * math.sqrt(7 / 12) / math.sqrt(3), abs=1e-4)
+    assert cell["reported_gain"] == 1.33 and cell["values"] == "71.0000 74.0000 77.5000"
+    # SimCSE's transfer never varies: a zero-width interval; SDA's difference 1, 2, 3: mean 2, s = 1
+    flat = csv[(csv.method == "simcse") & (csv.metric == "transfer.avg")].iloc[0]
+    assert flat["ci_half_width"] == 0.0 and pd.isna(flat["diff"])
+    gain = csv[(csv.method == "sda_pi") & (csv.metric == "transfer.avg")].iloc[0]
+    assert gain["diff"] == 2.0 and gain["diff_ci_half_width"] == pytest.approx(t2 / math.sqrt(3), abs=1e-4)
+    time = csv[(csv.method == "simcse") & (csv.metric == "train.train_seconds")].iloc[0]
+    assert time["mean"] == 12.0 and time["ci_half_width"] == pytest.approx(t2 * 2 / math.sqrt(3), abs=1e-4)
+    md = out.with_suffix(".md").read_text()
+    assert "| SDA | 74.17 ± 8.08<br>Δ +1.17 ± 1.90 (paper +1.33) |" in md
+    assert (tmp_path / "figures" / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
+    assert r"\pm" in out.read_text()
