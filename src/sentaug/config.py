@@ -64,6 +64,11 @@ def _check_method_references(config: dict, name: str, m: dict) -> None:
     pos = m["positive"]
     used = [("positive.augmentation", pos.get("augmentation"))] if pos["source"] in ("cache", "two_views") else []
     used += [("augmented_view", a) for a in m.get("augmented_view") or []]
+    negatives = m.get("negatives")
+    if isinstance(negatives, dict) and negatives.get("source") == "cache":
+        if "augmentation" not in negatives:
+            raise ConfigError(f"config key 'methods.{name}.negatives.augmentation' is required for source 'cache'")
+        used.append(("negatives.augmentation", negatives["augmentation"]))
     for key, aug in used:
         if aug not in config["augmentations"]:
             raise ConfigError(f"config key 'methods.{name}.{key}': unknown augmentation '{aug}'")
@@ -295,7 +300,8 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
 def method_caches(spec: dict) -> list[tuple[str, int]]:
     """The (augmentation, seed) caches a run reads, in the order `sentaug train --positives` takes them.
 
-    CLEAR's two views are the same augmentation under two seeds: the run's seed and seed + 100."""
+    CLEAR's two views are the same augmentation under two seeds: the run's seed and seed + 100. A cached
+    negative source comes last."""
     seed, positive = spec["seed"], spec["positive"]
     caches = []
     if positive["source"] == "cache":
@@ -303,4 +309,6 @@ def method_caches(spec: dict) -> list[tuple[str, int]]:
     elif positive["source"] == "two_views":
         caches += [(positive["augmentation"], seed), (positive["augmentation"], seed + 100)]
     caches += [(a, seed) for a in spec.get("augmented_view") or []]
+    if (spec.get("negatives") or {}).get("source") == "cache":
+        caches.append((spec["negatives"]["augmentation"], seed))
     return caches

@@ -4,6 +4,7 @@ Declared in config.yaml (`methods:`) and resolved into the training spec by `sen
 
     positive:      {source: dropout | cache | switch_case | two_views | augmented_view, ...}
     negatives:     {source: in_batch} | {source: retrieved, mode: top_k_uniform | r_top | d_uniform, k, s}
+                   | {source: cache, augmentation: X}   (each example's cached augmentation as a hard negative)
     contrastive:   {name: infonce | nt_xent | none, symmetric: false}   (none: the mlm objective alone)
     head:          mlp | two_layer | batchnorm | none        (default: mlp with pooler cls, else none)
     augmented_view: [augmentation, ...]                     (AugCSE's per-example augmented sentence)
@@ -56,9 +57,11 @@ class Method(nn.Module):
             self.contrastive = InfoNCE(tau, symmetric=contrastive.get("symmetric", False))
         else:
             raise ValueError(f"method '{spec['method']}': unknown contrastive loss '{contrastive['name']}'")
-        self.sampler = self._sampler(as_source(spec.get("negatives", "in_batch")), index_path)
-        if self.sampler is not None and contrastive["name"] != "infonce":
-            raise ValueError(f"method '{spec['method']}': retrieved negatives need the infonce loss")
+        negatives = as_source(spec.get("negatives", "in_batch"))
+        self.cached_negatives = negatives["source"] == "cache"
+        self.sampler = None if self.cached_negatives else self._sampler(negatives, index_path)
+        if (self.sampler is not None or self.cached_negatives) and contrastive["name"] != "infonce":
+            raise ValueError(f"method '{spec['method']}': {negatives['source']} negatives need the infonce loss")
         self.weights: dict[str, float] = {}
         self.objectives = nn.ModuleDict()
         hidden = encoder.backbone.config.hidden_size
@@ -123,6 +126,9 @@ class Method(nn.Module):
             negative_rows = self.sampler.sample(batch.lines, g)            # [B, s] for the global batch
             texts += self.sampler.sentences(negative_rows[mine])
         n_neg = 0 if negative_rows is None else negative_rows[mine].numel()
+        if self.cached_negatives:       # one hard negative per example, a column for every anchor (SimCSE's)
+            texts += batch.negatives[mine]
+            n_neg = b
         if "discriminator" in self.objectives:
             texts += batch.augmented[mine]
         enc = self._tokenize(texts)
@@ -135,6 +141,8 @@ class Method(nn.Module):
             negatives = distributed.gather_with_grad(z[2 * b:2 * b + n_neg])
             mask = same_id_mask(self.sampler.rows(batch.lines), negative_rows.reshape(-1)).to(z.device)
             total = self.contrastive(z1, z2, negatives, mask)
+        elif self.cached_negatives:
+            total = self.contrastive(z1, z2, distributed.gather_with_grad(z[2 * b:3 * b]))
         else:
             total = self.contrastive(z1, z2)
         parts = {"contrastive": total.item()}
@@ -143,7 +151,8 @@ class Method(nn.Module):
                 value = module(e[:b], self.encoder.head or nn.Identity(), g)
             elif name == "discriminator":
                 labels = torch.tensor(batch.labels[mine], device=z.device)
-                value = module(e[:b], e[2 * b + n_neg:], labels)
+                value, accuracy = module.loss_and_accuracy(e[:b], e[2 * b + n_neg:], labels)
+                parts["discriminator_accuracy"] = accuracy.item()   # logged like a loss part (AugCSE Fig. 5)
             else:
                 value = self._masked_lm(batch.originals[mine], g)
             parts[name] = value.item()

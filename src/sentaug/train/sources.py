@@ -9,6 +9,12 @@ Positive sources (`positive.source`), each giving the anchor and positive text o
   caches); the original sentence is kept for the MLM objective.
 - `augmented_view` (AugCSE "positive" / "no discriminator"): the positive is the example's augmented view.
 
+`positive.changed_only: true` (AugCSE appendix A.14, single augmentations as positives) trains only on the
+lines the positive's augmentation changed. Negative source `cache` (`negatives: {source: cache,
+augmentation: X}`, AugCSE Section 3.1 / Figure 6) gives each example the cached augmentation as a hard
+negative; lines that augmentation left unchanged are dropped, as AugCSE does ("we remove datapoints that do
+not have a successful negative augmentation"): their negative would be the anchor itself.
+
 The augmented view (`augmented_view: [augmentation, ...]`, AugCSE): each line gets one augmentation drawn
 uniformly from the set, fixed for the run by (seed, line) (AugCSE samples once; resampling per epoch did
 worse, its footnote 6). Its label is the augmentation's position + 1, or 0 ("unchanged") where that cache
@@ -32,6 +38,7 @@ class Batch:
     originals: list[str]               # the sentence as in the corpus (MLM input)
     augmented: list[str] = field(default_factory=list)   # AugCSE's discriminator input
     labels: list[int] = field(default_factory=list)      # class of each augmented text
+    negatives: list[str] = field(default_factory=list)   # cached hard negative of each example
 
 
 def _read_cache(path: str | Path):
@@ -50,7 +57,9 @@ class TrainingData:
         positive = spec["positive"]
         self.source = positive["source"]
         caches = list(caches or [])
-        needed = {"cache": 1, "two_views": 2}.get(self.source, 0) + len(spec.get("augmented_view") or [])
+        negative_cache = (spec.get("negatives") or {}).get("source") == "cache"
+        needed = ({"cache": 1, "two_views": 2}.get(self.source, 0) + len(spec.get("augmented_view") or [])
+                  + negative_cache)
         if len(caches) != needed:
             what = f"positive source '{self.source}'" + (" and augmented_view" if spec.get("augmented_view") else "")
             raise ValueError(f"method '{spec['method']}': {what} needs --positives with {needed} cache file(s) "
@@ -66,6 +75,17 @@ class TrainingData:
         if self.source not in ("dropout", "cache", "two_views", "switch_case", "augmented_view"):
             raise ValueError(f"unknown positive source '{self.source}'")
         n_positive = {"cache": 1, "two_views": 2}.get(self.source, 0)
+        negative_table = tables.pop() if negative_cache else None     # the last cache (config.method_caches)
+        required = [t for t in [negative_table] if t is not None]
+        if positive.get("changed_only"):
+            if self.source != "cache":
+                raise ValueError(f"method '{spec['method']}': positive.changed_only needs positive source 'cache'")
+            required.append(tables[0])
+        if required:        # only the lines every such augmentation changed
+            changed = [t["changed"].to_numpy(dtype=bool) for t in required]
+            self.lines = [i for i in self.lines if all(c[i] for c in changed)]
+            self.originals = [corpus_lines[i].text for i in self.lines]
+        self.negatives = [negative_table["augmented"].iat[i] for i in self.lines] if negative_cache else None
         views = [[t["augmented"].iat[i] for i in self.lines] for t in tables[:n_positive]]
         self.view_a = views[0] if views else None
         self.view_b = views[1] if len(views) > 1 else None
@@ -113,4 +133,5 @@ class TrainingData:
                                      p.get("version", "v1")) for t, i in zip(originals, idx)]
         return Batch([self.lines[i] for i in idx], anchors, positives, originals,
                      [self.augmented[i] for i in idx] if self.augmented else [],
-                     [self.labels[i] for i in idx] if self.labels else [])
+                     [self.labels[i] for i in idx] if self.labels else [],
+                     [self.negatives[i] for i in idx] if self.negatives is not None else [])
