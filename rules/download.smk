@@ -46,7 +46,7 @@ rule download_corpus:
 
 rule download_suite_data:
     """Data of the downstream suites (sources `transfer`, `clustering`, `intent`: mirror only, sha256-pinned;
-    `glue`: official zips or mirror)."""
+    `glue`: official zips or mirror; `nli`: SNLI in SentEval layout, mirror only)."""
     output:
         directory(f"{R}/data/official/{{folder}}"),
     input:
@@ -54,7 +54,7 @@ rule download_suite_data:
     params:
         mirror=_mirror_flag(),
     wildcard_constraints:
-        folder="transfer|clustering|intent|glue",
+        folder="transfer|clustering|intent|glue|nli",
     log:
         f"{R}/logs/download/official/{{folder}}.log",
     conda:

@@ -18,6 +18,12 @@ Panel kinds:
            method's own run, shared with the tables).
     bars   y: {label, metric | metrics: [...]}, series: [{label, method | pretrained: <pooler>, paper: [...]}]:
            one bar per series (grouped per metric when there are several).
+More kinds (projections, training curves, distributions, per-augmentation tables, correlations) live in
+`sentaug.report.panels_embedding`. A kind whose records are not a metric's mean over seeds also gives
+`PANEL_RECORDS[name]`, which turns a point into its CSV records.
+
+Figure keys besides `caption`, `differs` and `panels`: `columns` (panels per row; default all in one row) and
+`panel_size` ([width, height] in inches of one panel).
 """
 from __future__ import annotations
 
@@ -173,11 +179,19 @@ def figure_points(wf, paper: str, figure: str) -> list[list[dict]]:
     return panels
 
 
-def summarise_points(panels: list[list[dict]]) -> list[dict]:
-    """One record per point: mean and sample sd over its files (seeds), n, the paper's value."""
+# Kinds whose CSV records are not a metric's mean over seeds: kind -> function(point) -> [record, ...].
+PANEL_RECORDS: dict = {}
+
+
+def summarise_points(panels: list[list[dict]], kinds: list[str] | None = None) -> list[dict]:
+    """One record per point: mean and sample sd over its files (seeds), n, the paper's value (or the records
+    PANEL_RECORDS makes of the point, for the panel's kind)."""
     records = []
     for i, points in enumerate(panels):
         for p in points:
+            if kinds and kinds[i] in PANEL_RECORDS:
+                records += [{"panel": i, **r} for r in PANEL_RECORDS[kinds[i]](p)]
+                continue
             values = [metric_value(read_json(f), p["metric"]) for f in p["files"]]
             mean = statistics.fmean(values)
             sd = statistics.stdev(values) if len(values) > 1 else None
@@ -197,6 +211,8 @@ def caption(paper: dict, figure: str, scale: str, meta: dict) -> str:
                  f"{meta.get('corpus', '?')}): the direction of effects, not the paper's numbers.")
     if spec.get("differs"):
         text += f" Differs from the paper: {spec['differs']}"
+    if meta.get("notes"):
+        text += " " + " ".join(meta["notes"])
     return text
 
 
@@ -213,10 +229,18 @@ def render_figure(paper_file: str, figure: str, inputs: str, out: str, scale: st
     if figure not in paper.get("figures", {}):
         raise ValueError(f"{paper_file}: no figure '{figure}'")
     spec = json.loads(inputs)
-    records = summarise_points(spec["panels"])
-    panels = paper["figures"][figure]["panels"]
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
-    for i, (ax, panel) in enumerate(zip(axes[0], panels)):
+    declared = paper["figures"][figure]
+    panels = declared["panels"]
+    records = summarise_points(spec["panels"], [panel["kind"] for panel in panels])
+    notes = list(dict.fromkeys(p["note"] for points in spec["panels"] for p in points if p.get("note")))
+    meta = {**spec.get("meta", {}), **({"notes": notes} if notes else {})}
+    ncols = min(int(declared.get("columns") or len(panels)), len(panels))
+    nrows = -(-len(panels) // ncols)
+    width, height = declared.get("panel_size") or (5.5, 4.2)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    for ax in grid.flat[len(panels):]:
+        ax.set_visible(False)
+    for i, (ax, panel) in enumerate(zip(grid.flat, panels)):
         PANEL_KINDS[panel["kind"]][1](ax, panel, [r for r in records if r["panel"] == i])
         ax.set_title(panel.get("title", ""))
         handles, labels = [], []
@@ -225,10 +249,12 @@ def render_figure(paper_file: str, figure: str, inputs: str, out: str, scale: st
                 h, lab = a.get_legend_handles_labels()
                 handles += h
                 labels += lab
-        ax.legend(handles, labels, fontsize=7)
-    text = caption(paper, figure, scale, spec.get("meta", {}))
-    fig.text(0.01, 0.005, "\n".join(_wrap(text, 160)), fontsize=7, va="bottom")
-    fig.tight_layout(rect=(0, 0.06 + 0.02 * len(_wrap(text, 160)), 1, 1))
+        if handles and ax.get_legend() is None:     # a kind may place its own legend
+            ax.legend(handles, labels, fontsize=7)
+    text = caption(paper, figure, scale, meta)
+    lines = _wrap(text, int(18 * width * ncols))
+    fig.text(0.01, 0.005, "\n".join(lines), fontsize=7, va="bottom")
+    fig.tight_layout(rect=(0, min(0.5, (0.25 + 0.12 * len(lines)) / (height * nrows)), 1, 1))
     out = Path(out)
     frame = pd.DataFrame(records)
     frame.insert(0, "scale", scale)
@@ -246,3 +272,6 @@ def _wrap(text: str, width: int) -> list[str]:
     import textwrap
 
     return textwrap.wrap(text, width) or [""]
+
+
+from . import panels_embedding  # noqa: E402,F401  (registers its panel kinds)
