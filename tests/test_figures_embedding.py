@@ -229,16 +229,16 @@ def _write(path, data):
 
 
 def test_sweeps_have_one_point_per_declared_setting_and_the_declared_subset_at_demo(tmp_path):
-    small = _workflow(tmp_path, "small").figure_points("x", "figure1")
-    cosine = [p for p in small[2] if not p.get("baseline")]
+    full = _workflow(tmp_path, "paper").figure_points("x", "figure1")     # every declared setting
+    cosine = [p for p in full[2] if not p.get("baseline")]
     assert [p["x"] for p in cosine] == [5, 10, 20]
     assert [p["method"] for p in cosine] == [f"vascl~positive.source=cache~positive.augmentation=vascl_wdel_{s:02d}"
                                              for s in (5, 10, 20)]
-    assert len(cosine[0]["files"]) == 2 and cosine[0]["paths"] == [["augmentations", "vascl_wdel_05/seed1",
+    assert len(cosine[0]["files"]) == 3 and cosine[0]["paths"] == [["augmentations", "vascl_wdel_05/seed42",
                                                                      "cosine", "mean"]]
-    base = [p for p in small[2] if p.get("baseline")]     # the pre-trained model, on each x's augmentation
-    assert [p["paths"][0][1] for p in base] == ["vascl_wdel_05/seed1", "vascl_wdel_10/seed1", "vascl_wdel_20/seed1"]
-    sts = small[3]
+    base = [p for p in full[2] if p.get("baseline")]     # the pre-trained model, on each x's augmentation
+    assert [p["paths"][0][1] for p in base] == ["vascl_wdel_05/seed42", "vascl_wdel_10/seed42", "vascl_wdel_20/seed42"]
+    sts = full[3]
     assert [p["x"] for p in sts] == [5, 10, 20, None]
     assert sts[-1]["method"] == "simcse~contrastive=nt_xent" and sts[0]["paths"] == [["avg"], ["STSBenchmark"]]
 
@@ -249,7 +249,7 @@ def test_sweeps_have_one_point_per_declared_setting_and_the_declared_subset_at_d
     table = _workflow(tmp_path, "demo").figure_points("x", "figure2")[0]
     assert list(dict.fromkeys(p["x"] for p in table)) == sc.augmentation_set(sc.load_yaml(ROOT / "config.yaml"),
                                                                               "augcse_single", "demo")
-    full = _workflow(tmp_path, "small").figure_points("x", "figure2")[0]
+    full = _workflow(tmp_path, "paper").figure_points("x", "figure2")[0]
     assert len(full) == 26 * 4 and {p["x"] for p in full} == set(
         sc.load_yaml(ROOT / "config.yaml")["augmentation_sets"]["augcse_single"]["augmentations"])
 
@@ -319,7 +319,7 @@ def test_rendered_numbers_are_those_of_the_analyses_and_runs(tmp_path):
 
 
 def test_correlations_are_pearson_over_the_augmentations_and_the_paper_s_from_its_table(tmp_path):
-    wf = _workflow(tmp_path, "small")
+    wf = _workflow(tmp_path, "paper")
     table = wf.figure_points("x", "figure2")[0]
     rng = np.random.default_rng(4)
     augs = list(dict.fromkeys(p["x"] for p in table))
@@ -328,7 +328,7 @@ def test_correlations_are_pearson_over_the_augmentations_and_the_paper_s_from_it
         if p["series"] in ("Similarity", "PPL"):
             (f,) = p["files"]
             data = json.loads(Path(f).read_text()) if Path(f).exists() else {"augmentations": {}}
-            key = f"{p['x']}/seed1"
+            key = f"{p['x']}/seed42"
             entry = data["augmentations"].setdefault(key, {"cosine": {"mean": float(rng.uniform())},
                                                           "perplexity": {"skipped": "GPT-2 not offline"}})
             truth[(p["x"], p["series"])] = entry["cosine"]["mean"] if p["series"] == "Similarity" else None
@@ -341,7 +341,7 @@ def test_correlations_are_pearson_over_the_augmentations_and_the_paper_s_from_it
     panels = wf.figure_points("x", "figure3")
     out = tmp_path / "fig" / "figure3.pdf"
     render_figure(str(tmp_path / "papers" / "x.yaml"), "figure3", json.dumps({"panels": panels, "meta": {}}),
-                  str(out), "small")
+                  str(out), "paper")
     csv = pd.read_csv(out.with_suffix(".csv"))
     sim = np.array([truth[(a, "Similarity")] for a in augs])
     pos = np.array([truth[(a, "Pos STS-b")] for a in augs])
@@ -355,7 +355,7 @@ def test_correlations_are_pearson_over_the_augmentations_and_the_paper_s_from_it
 
     figure6 = tmp_path / "fig" / "figure2.pdf"
     render_figure(str(tmp_path / "papers" / "x.yaml"), "figure2",
-                  json.dumps({"panels": wf.figure_points("x", "figure2"), "meta": {}}), str(figure6), "small")
+                  json.dumps({"panels": wf.figure_points("x", "figure2"), "meta": {}}), str(figure6), "paper")
     cells = pd.read_csv(figure6.with_suffix(".csv"))
     row = cells[(cells.x == "RandomSwap") & (cells.series == "Pos STS-b")].iloc[0]
     assert row["mean"] == pytest.approx(truth[("RandomSwap", "Pos STS-b")]) and row["paper"] == pytest.approx(82.0)

@@ -182,7 +182,8 @@ class Workflow:
 
     def figure_targets(self, paper: str, figure: str) -> list[str]:
         """What Snakemake must build before the figure (result files, or the run folders holding them)."""
-        return sorted({t for panel in self.figure_points(paper, figure) for p in panel for t in p["targets"]})
+        return sorted({t for panel in self.figure_points(paper, figure) for p in panel
+                       for t in p.get("targets", p["files"])})
 
     def all_figures(self) -> list[str]:
         return [f"{self.R}/figures/{p}/{f}.pdf" for p, paper in self.papers.items() for f in paper.get("figures", {})]

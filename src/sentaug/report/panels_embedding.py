@@ -85,9 +85,14 @@ def read_value(point: dict) -> list[dict]:
 
 
 def _value_point(series: str, x, metric: str, method: str, files_targets, paths, **extra) -> dict:
+    """A point read by `read_value`; `targets` only where they are not the files themselves (a point's JSON
+    travels on the figure job's command line, whose arguments are limited to 128 KiB each)."""
     files, targets = zip(*files_targets)
-    return {"series": series, "x": x, "metric": metric, "method": method, "files": list(files),
-            "targets": list(targets), "paths": paths, **extra}
+    point = {"series": series, "x": x, "metric": metric, "method": method, "files": list(files), "paths": paths,
+             **{k: v for k, v in extra.items() if v is not None}}
+    if list(targets) != list(files):
+        point["targets"] = list(targets)
+    return point
 
 
 def _model(series: dict) -> str:
@@ -138,6 +143,9 @@ def _draw_lines(ax, records: list[dict], xlabel: str, ylabel: str, log_x: bool =
             ax.plot(*zip(*reported), "x", color=f"C{i}", markersize=9, label=f"{series} (paper)")
     if log_x:
         ax.set_xscale("log")
+    values = sorted({r["x"] for r in records if r["x"] is not None})
+    if values:
+        ax.set_xticks(values, [f"{v:g}" for v in values])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
 
@@ -317,10 +325,16 @@ def draw_projection(ax, panel: dict, records: list[dict]) -> None:
 
     labels = list(dict.fromkeys(r["series"] for r in records))
     others = [lab for lab in labels if lab != "original"]
-    cmap = matplotlib.colormaps["tab20" if len(others) <= 20 else "gist_ncar"]
-    for j, lab in enumerate(["original"] * ("original" in labels) + others):
+    if len(others) <= 10:
+        colours = [matplotlib.colormaps["tab10"](j) for j in range(len(others))]
+    elif len(others) <= 20:
+        colours = [matplotlib.colormaps["tab20"](j) for j in range(len(others))]
+    else:
+        colours = [matplotlib.colormaps["gist_ncar"](j / len(others)) for j in range(len(others))]
+    colour_of = {"original": "black", **dict(zip(others, colours))}
+    for lab in ["original"] * ("original" in labels) + others:
         pts = [r for r in records if r["series"] == lab]
-        colour = "black" if lab == "original" else cmap(j / max(1, len(others)) if len(others) > 20 else j % 20)
+        colour = colour_of[lab]
         ax.scatter([r["x"] for r in pts], [r["y"] for r in pts], s=4, alpha=0.6, color=colour, label=lab,
                    linewidths=0)
     method = panel.get("projection", "pca")
@@ -448,11 +462,15 @@ def correlation_points(wf, paper: str, panel: dict) -> list[dict]:
     table = augmentation_table_points(wf, paper, source)
     reported = source.get("paper") or {}
     paper_rows = [[np.nan if v is None else float(v) for v in row] for row in reported.values()]
-    slim = [{k: p[k] for k in ("series", "x", "metric", "method", "files", "paths")} for p in table]
-    return [{"series": "pearson", "x": None, "metric": "pearson", "method": "",
-             "columns": [c["label"] for c in source["columns"]], "points": slim, "paper_rows": paper_rows,
-             "files": [], "targets": sorted({t for p in table for t in p["targets"]}),
-             "note": next((p["note"] for p in table if p.get("note")), None)}]
+    files = sorted({f for p in table for f in p["files"]})
+    index = {f: i for i, f in enumerate(files)}
+    cells = [{"series": p["series"], "x": p["x"], "files": [index[f] for f in p["files"]], "paths": p["paths"]}
+             for p in table]     # files by position in the point's list: the JSON stays short
+    targets = sorted({t for p in table for t in p.get("targets", p["files"])})
+    point = {"series": "pearson", "x": None, "metric": "pearson", "method": "",
+             "columns": [c["label"] for c in source["columns"]], "cells": cells, "paper_rows": paper_rows,
+             "files": files, "note": next((p["note"] for p in table if p.get("note")), None)}
+    return [point if targets == files else {**point, "targets": targets}]
 
 
 def pearson_pairwise(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -470,9 +488,10 @@ def pearson_pairwise(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def read_correlation(point: dict) -> list[dict]:
-    cols = point["columns"]
-    cell = {(r["x"], r["series"]): r["mean"] for p in point["points"] for r in read_value(p)}
-    rows = list(dict.fromkeys(p["x"] for p in point["points"]))
+    cols, files = point["columns"], point["files"]
+    cell = {(c["x"], c["series"]): read_value({**c, "files": [files[i] for i in c["files"]], "metric": "",
+                                               "method": ""})[0]["mean"] for c in point["cells"]}
+    rows = list(dict.fromkeys(c["x"] for c in point["cells"]))
     ours = np.array([[np.nan if cell[(a, c)] is None else cell[(a, c)] for c in cols] for a in rows], dtype=float)
     r, n = pearson_pairwise(ours)
     r_paper = pearson_pairwise(np.array(point["paper_rows"], dtype=float))[0] if point["paper_rows"] else None
