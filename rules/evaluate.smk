@@ -174,3 +174,111 @@ rule token_pca:
         "../envs/train.yaml"
     shell:
         "{SENTAUG} token-pca --model {input.model} --corpus {input.corpus} --out {output} 2> {log}"
+
+
+# Analyses behind figures (sentaug.workflow resolves their paths and inputs).
+AUGMENTATION_ANALYSIS = (f"--tasks augmentations --iso-sample {W.augmentation_analysis_sample()} --gh-sample 0 "
+                         "--lm gpt2")
+# Below paper scale GPT-2 is not offline: the perplexity is recorded as skipped at once instead of after the
+# hub client's minute of retries.
+HUB_OFFLINE = "1" if SCALE != "paper" else "0"
+
+
+rule augmentation_analysis_pretrained:
+    """Cosine, COND-HM, SVG and GPT-2 perplexity difference between each sentence and its augmentation, for
+    every augmentation of a set (config augmentation_sets), under a pre-trained backbone and pooler."""
+    input:
+        model=lambda w: backbone_dir(w.backbone),
+        caches=lambda w: W.augmentation_analysis_caches(w.set),
+        data=f"{data_root()}/sts",
+        code=code("evaluate/analysis.py", "models/encoder.py", "models/poolers.py"),
+    output:
+        f"{R}/analysis/augmentations/{CORPUS}/{{set}}/pretrained/{{backbone}}/{{pooler}}.json",
+    params:
+        data=data_root(),
+    threads: 2
+    log:
+        f"{R}/logs/analysis/augmentations/{{set}}/pretrained/{{backbone}}/{{pooler}}.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "OMP_NUM_THREADS={threads} HF_HUB_OFFLINE={HUB_OFFLINE} {SENTAUG} evaluate analysis {AUGMENTATION_ANALYSIS} "
+        "--model {input.model} --pooler {wildcards.pooler} --data {params.data} --augmentations {input.caches} "
+        "--scale {SCALE} --out {output} > {log} 2>&1"
+
+
+rule augmentation_analysis_run:
+    """The same for a trained run, under its eval pooler."""
+    input:
+        model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
+        caches=lambda w: W.augmentation_analysis_caches(w.set),
+        data=f"{data_root()}/sts",
+        code=code("evaluate/analysis.py", "models/encoder.py", "models/poolers.py"),
+    output:
+        f"{R}/analysis/augmentations/{CORPUS}/{{set}}/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.json",
+    params:
+        pooler=lambda w: run_spec(w)["eval_pooler"],
+        data=data_root(),
+    threads: 2
+    log:
+        f"{R}/logs/analysis/augmentations/{{set}}/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "OMP_NUM_THREADS={threads} HF_HUB_OFFLINE={HUB_OFFLINE} {SENTAUG} evaluate analysis {AUGMENTATION_ANALYSIS} "
+        "--model {input.model} --pooler {params.pooler} --data {params.data} --augmentations {input.caches} "
+        "--scale {SCALE} --out {output} > {log} 2>&1"
+
+
+rule projection_pretrained:
+    """2-D PCA / t-SNE of originals and their augmentations (an augmentation set, or one augmentation) under a
+    pre-trained backbone (AugCSE Figs. 2-4)."""
+    input:
+        model=lambda w: backbone_dir(w.backbone),
+        caches=lambda w: [cache_file(a, SEEDS[0]) for a in W.projection_augmentations(w.augs)],
+        code=code("evaluate/projection.py", "models/encoder.py", "models/poolers.py"),
+    output:
+        f"{R}/analysis/projections/{CORPUS}/{{augs}}/{{projection}}-{{sample}}/pretrained/{{backbone}}/{{pooler}}.json",
+    params:
+        labels=lambda w: W.projection_augmentations(w.augs),
+    wildcard_constraints:
+        augs=r"[^/]+",
+        projection="pca|tsne",
+        sample=r"\d+",
+    threads: 2
+    log:
+        f"{R}/logs/analysis/projections/{{augs}}/{{projection}}-{{sample}}/pretrained/{{backbone}}/{{pooler}}.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "OMP_NUM_THREADS={threads} {SENTAUG} project --model {input.model} --pooler {wildcards.pooler} "
+        "--caches {input.caches} --labels {params.labels} --method {wildcards.projection} "
+        "--sample {wildcards.sample} --scale {SCALE} --out {output} > {log} 2>&1"
+
+
+rule projection_run:
+    """The same for a trained run, under its eval pooler."""
+    input:
+        model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
+        caches=lambda w: [cache_file(a, SEEDS[0]) for a in W.projection_augmentations(w.augs)],
+        code=code("evaluate/projection.py", "models/encoder.py", "models/poolers.py"),
+    output:
+        f"{R}/analysis/projections/{CORPUS}/{{augs}}/{{projection}}-{{sample}}/{SCALE}/{{paper}}/{{backbone}}/"
+        "{method}/seed{seed}.json",
+    params:
+        labels=lambda w: W.projection_augmentations(w.augs),
+        pooler=lambda w: run_spec(w)["eval_pooler"],
+    wildcard_constraints:
+        augs=r"[^/]+",
+        projection="pca|tsne",
+        sample=r"\d+",
+    threads: 2
+    log:
+        f"{R}/logs/analysis/projections/{{augs}}/{{projection}}-{{sample}}/{SCALE}/{{paper}}/{{backbone}}/"
+        "{method}/seed{seed}.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "OMP_NUM_THREADS={threads} {SENTAUG} project --model {input.model} --pooler {params.pooler} "
+        "--caches {input.caches} --labels {params.labels} --method {wildcards.projection} "
+        "--sample {wildcards.sample} --scale {SCALE} --out {output} > {log} 2>&1"

@@ -141,6 +141,21 @@ def test_discriminator_is_bce_on_one_hot_labels_and_its_gradient_reaches_the_enc
     torch.testing.assert_close(g_disc, -2.0 * g_plain, rtol=1e-4, atol=1e-7)
 
 
+def test_discriminator_accuracy_is_the_share_of_rows_whose_top_logit_is_the_label():
+    disc = AugmentationDiscriminator(hidden_size=2, n_classes=3, alpha=1.0, dropout=0.0)
+    with torch.no_grad():   # logits = [o_0, o_1, a_0] of the input [o_0, o_1; a_0, a_1]: readable by hand
+        disc.net[1].weight.copy_(torch.eye(4))
+        disc.net[1].bias.zero_()
+        disc.net[4].weight.copy_(torch.tensor([[1.0, 0, 0, 0], [0, 1.0, 0, 0], [0, 0, 1.0, 0]]))
+        disc.net[4].bias.zero_()
+    z_orig = torch.tensor([[0.9, 0.1], [0.1, 0.8], [0.2, 0.1], [0.5, 0.4]])
+    z_aug = torch.tensor([[0.0, 0.0], [0.3, 0.0], [0.7, 0.0], [0.1, 0.0]])
+    labels = torch.tensor([0, 1, 0, 2])     # top classes (tanh keeps the order): 0, 1, 2, 0 -> 2 of 4 right
+    loss, accuracy = disc.loss_and_accuracy(z_orig, z_aug, labels)
+    assert accuracy.item() == 0.5 and not accuracy.requires_grad
+    assert loss.item() == pytest.approx(disc(z_orig, z_aug, labels).item())
+
+
 # -- MLM ------------------------------------------------------------------------------------------------
 def test_mlm_masking_follows_80_10_10_and_never_touches_special_tokens():
     ids = torch.randint(10, 1000, (400, 50))

@@ -85,6 +85,7 @@ def test_cards_first_step_is_infonce_with_the_retrieved_negative_column(setup):
 
 
 METHODS = ["vascl", "vascl_official_code", "augcse", "augcse_bool", "augcse_positive", "augcse_no_discriminator",
+           "augcse_single_positive", "augcse_single_negative",
            "simcse_mlm", "clear_subs_del_word", "simcse_switch_case", "clear_double_mlm", "clear_double_batch"]
 
 
@@ -98,11 +99,15 @@ def test_every_method_trains_and_logs_its_weighted_parts(setup, method):
     assert [r["step"] for r in log] == [1, 2] and summary["steps"] == 2
     weights = {o["name"]: o.get("weight", 1.0) for o in spec["objectives"]}
     contrastive = spec.get("contrastive") != "none"      # CLEAR's MLM-only baselines have none
+    logged_only = {"discriminator_accuracy"} if "discriminator" in weights else set()   # not in the loss
     for record in log:
         parts = record.get("parts", {"contrastive": record["loss"]})
-        assert set(parts) == {"contrastive", *weights} if contrastive else set(weights)
+        assert set(parts) == ({"contrastive", *weights} if contrastive else set(weights)) | logged_only
         total = parts.get("contrastive", 0.0) + sum(w * parts[name] for name, w in weights.items())
         assert record["loss"] == pytest.approx(total, rel=1e-5)
+        if logged_only:   # the share of one batch of 8 that the discriminator gets right
+            assert 0 <= parts["discriminator_accuracy"] <= 1
+            assert parts["discriminator_accuracy"] * 8 == pytest.approx(round(parts["discriminator_accuracy"] * 8))
     if "discriminator" in weights:   # an untrained discriminator guesses: BCE near log 2 per class
         assert log[0]["parts"]["discriminator"] == pytest.approx(0.693, abs=0.15)
     if spec.get("add_tokens"):

@@ -127,7 +127,8 @@ def cmd_evaluate_analysis(a):
     evaluate_analysis_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, parts=_task_list(a.tasks),
                           augmentations=a.augmentations or (), ks=tuple(a.k), stackoverflow_limit=a.stackoverflow_limit,
                           iso_sample=a.iso_sample, gh_sample=a.gh_sample, lm=None if a.lm == "none" else a.lm,
-                          seed=a.seed, batch_size=a.batch_size, device=a.device, scale=a.scale)
+                          seed=a.seed, batch_size=a.batch_size, device=a.device, scale=a.scale,
+                          nli_limit=a.nli_limit)
 
 
 def cmd_evaluate_nli(a):
@@ -189,6 +190,13 @@ def cmd_augment_cosine(a):
 
     embedding_stats(a.cache, a.model, a.out, max_lines=a.max_lines or None, batch_size=a.batch_size,
                     device=a.device)
+
+
+def cmd_project(a):
+    from .evaluate.projection import project_cli
+
+    project_cli(a.model, a.pooler, a.caches, a.labels, a.method, a.out, sample=a.sample, seed=a.seed,
+                batch_size=a.batch_size, device=a.device, scale=a.scale)
 
 
 def cmd_tokenization_effects(a):
@@ -342,13 +350,16 @@ def build_parser() -> argparse.ArgumentParser:
     gl.set_defaults(func=cmd_evaluate_glue)
     an = evs.add_parser("analysis", help="alignment/uniformity, StackOverflow neighbourhoods, augmentation "
                                          "cosine, COND-HM/SVG/GH, perplexity difference")
-    _suite_args(an, "folder laid out like ../shared/data (sts/STSBenchmark, clustering/stackoverflow.csv)")
+    _suite_args(an, "folder laid out like ../shared/data (sts/STSBenchmark, clustering/stackoverflow.csv, "
+                    "nli/snli_senteval)")
     an.add_argument("--augmentations", nargs="+", metavar="FILE.parquet",
                     help="augmentation caches (columns original, augmented, changed)")
     an.add_argument("--k", type=int, nargs="+", default=[1, 5, 10, 20, 50, 100], help="top-K for neighbourhoods")
     an.add_argument("--stackoverflow-limit", type=int, default=None, help="subsample StackOverflow (default: all)")
     an.add_argument("--iso-sample", type=int, default=5000, help="changed rows used per augmentation")
-    an.add_argument("--gh-sample", type=int, default=500, help="rows per sample for the GH (bottleneck) distance")
+    an.add_argument("--gh-sample", type=int, default=500,
+                    help="rows per sample for the GH (bottleneck) distance (0: skip it)")
+    an.add_argument("--nli-limit", type=int, default=None, help="premises used for the NLI distances (default: all)")
     an.add_argument("--lm", default="gpt2", help="causal LM (HF id or folder) for perplexity; 'none' to skip")
     an.add_argument("--seed", type=int, default=0)
     an.set_defaults(func=cmd_evaluate_analysis)
@@ -456,6 +467,20 @@ def build_parser() -> argparse.ArgumentParser:
     ac.add_argument("--batch-size", type=int, default=128)
     ac.add_argument("--device", default=None)
     ac.set_defaults(func=cmd_augment_cosine)
+
+    pj = sub.add_parser("project", help="2-D PCA / t-SNE of originals and their augmentations (AugCSE Figs. 2-4)")
+    pj.add_argument("--model", required=True, help="model folder (HF layout)")
+    pj.add_argument("--pooler", required=True)
+    pj.add_argument("--caches", nargs="+", required=True, metavar="FILE.parquet", help="augmentation caches")
+    pj.add_argument("--labels", nargs="+", help="one label per cache (default: the augmentation folder's name)")
+    pj.add_argument("--method", choices=["pca", "tsne"], default="pca")
+    pj.add_argument("--sample", type=int, default=200, help="changed rows per augmentation, and originals")
+    pj.add_argument("--seed", type=int, default=0)
+    pj.add_argument("--batch-size", type=int, default=128)
+    pj.add_argument("--device", default=None)
+    pj.add_argument("--scale", default=None, help="recorded in the output")
+    pj.add_argument("--out", required=True, help="JSON: coordinates and a label per point")
+    pj.set_defaults(func=cmd_project)
 
     te = sub.add_parser("tokenization-effects", help="CARDS Table 1: effect of switch-case on each word's "
                                                      "tokenization over a corpus")

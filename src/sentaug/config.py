@@ -54,6 +54,14 @@ def check_references(config: dict) -> None:
                 raise ConfigError(f"config key 'scales.{scale}.{key}': unknown backbone '{s[key]}'")
     for name, m in config["methods"].items():
         _check_method_references(config, name, m)
+    for name, aset in (config.get("augmentation_sets") or {}).items():
+        for scale, subset in [(None, aset["augmentations"]), *(aset.get("scales") or {}).items()]:
+            key = f"augmentation_sets.{name}" + (f".scales.{scale}" if scale else ".augmentations")
+            unknown = [a for a in subset if a not in config["augmentations"]]
+            if unknown:
+                raise ConfigError(f"config key '{key}': unknown augmentation '{unknown[0]}'")
+            if scale and scale not in config["scales"]:
+                raise ConfigError(f"config key '{key}': unknown scale '{scale}'")
     for name, b in config["backbones"].items():
         needed = {"hub": ["id"], "package": ["package"], "random": ["arch", "tokenizer", "size"]}[b["source"]]
         for key in needed:
@@ -67,10 +75,20 @@ def _check_method_references(config: dict, name: str, m: dict) -> None:
     used += [("augmented_view", a) for a in m.get("augmented_view") or []]
     negatives = m.get("negatives")
     if isinstance(negatives, dict) and negatives.get("source") == "cache":
-        used.append(("negatives.augmentation", negatives.get("augmentation")))
+        if "augmentation" not in negatives:
+            raise ConfigError(f"config key 'methods.{name}.negatives.augmentation' is required for source 'cache'")
+        used.append(("negatives.augmentation", negatives["augmentation"]))
     for key, aug in used:
         if aug not in config["augmentations"]:
             raise ConfigError(f"config key 'methods.{name}.{key}': unknown augmentation '{aug}'")
+
+
+def augmentation_set(config: dict, name: str, scale: str | None = None) -> list[str]:
+    """The augmentations of set `name` (config key `augmentation_sets`) used at `scale`."""
+    sets = config.get("augmentation_sets") or {}
+    if name not in sets:
+        raise ConfigError(f"unknown augmentation set '{name}' (config key 'augmentation_sets')")
+    return list((sets[name].get("scales") or {}).get(scale or config["scale"], sets[name]["augmentations"]))
 
 
 def scale_settings(config: dict, scale: str | None = None) -> dict:
@@ -348,7 +366,8 @@ def nli_triplet_set(config: dict, positive: dict, scale: str | None = None) -> s
 def method_caches(spec: dict) -> list[tuple[str, int]]:
     """The (augmentation, seed) caches a run reads, in the order `sentaug train --positives` takes them.
 
-    CLEAR's two views are the same augmentation under two seeds: the run's seed and seed + 100."""
+    CLEAR's two views are the same augmentation under two seeds: the run's seed and seed + 100. A cached
+    negative source comes last."""
     seed, positive = spec["seed"], spec["positive"]
     caches = []
     if positive["source"] == "cache":

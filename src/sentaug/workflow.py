@@ -22,7 +22,7 @@ LEADERBOARD = "leaderboard"    # the leaderboard's runs: no paper's recipe, at e
 # data root (the GLUE suite reads one folder per task of the scale: `glue/<TASK>`).
 SUITES = ["transfer", "clustering", "intent", "glue", "analysis", "cnsd", "nli", "cola"]
 SUITE_DATA = {"transfer": ["transfer"], "clustering": ["clustering"], "intent": ["intent"],
-              "analysis": ["sts", "clustering"], "cnsd": ["cnsd"], "cola": ["glue/CoLA"],
+              "analysis": ["sts", "clustering", "nli/snli_senteval"], "cnsd": ["cnsd"], "cola": ["glue/CoLA"],
               "nli": ["nli/anli"]}   # + the folders of the scale's NLI triplet sets (Workflow.suite_data)
 # Settings of `sentaug evaluate glue` a table row may give (`glue: {rdrop: 1.0, switch_case: 0.1}`, CARDS
 # Table 6), as they appear in the result's path and on the command line.
@@ -35,6 +35,8 @@ def data_folders() -> list[str]:
     from .data.download import load_sources
 
     return [name for name, src in load_sources()["official"].items() if src["outputs"] == [name]]
+# Changed rows per augmentation in an augmentation analysis (VaSCL Fig. 3b averages 20,000 examples).
+AUGMENTATION_ANALYSIS_SAMPLE = {"demo": 500, "small": 2000, "paper": 20000}
 
 
 class Workflow:
@@ -326,6 +328,49 @@ class Workflow:
                                f"scales.{self.scale}.backbones)")
         return missing
 
+    # -- analyses behind figures -----------------------------------------------------------------------------
+    def augmentation_set(self, name: str) -> list[str]:
+        return sc.augmentation_set(self.config, name, self.scale)
+
+    def augmentation_analysis_sample(self) -> int:
+        return AUGMENTATION_ANALYSIS_SAMPLE[self.scale]
+
+    def augmentation_analysis_caches(self, set_name: str) -> list[str]:
+        """The caches an augmentation analysis reads: the set's augmentations, the first seed's cache, so that
+        every model is measured on the same pairs."""
+        return [self.cache_file(a, self.seeds[0]) for a in self.augmentation_set(set_name)]
+
+    def pretrained_augmentation_analysis(self, set_name: str, backbone: str, pooler: str) -> str:
+        """`sentaug evaluate analysis --tasks augmentations` over a set, for a pre-trained backbone."""
+        return f"{self.R}/analysis/augmentations/{self.corpus}/{set_name}/pretrained/{backbone}/{pooler}.json"
+
+    def run_augmentation_analysis(self, set_name: str, paper: str, backbone: str, method: str, seed: int) -> str:
+        """... for a trained run, under its eval pooler."""
+        return (f"{self.R}/analysis/augmentations/{self.corpus}/{set_name}/{self.scale}/{self.run_paper(paper)}/"
+                f"{backbone}/{method}/seed{seed}.json")
+
+    def projection_augmentations(self, name: str) -> list[str]:
+        """A projection's augmentations: an augmentation set, or one augmentation by name."""
+        if name in (self.config.get("augmentation_sets") or {}):
+            return self.augmentation_set(name)
+        if name in self.config["augmentations"]:
+            return [name]
+        raise sc.ConfigError(f"'{name}' is neither an augmentation set nor an augmentation")
+
+    def _projection_root(self, augmentations: str, method: str, sample: int) -> str:
+        return f"{self.R}/analysis/projections/{self.corpus}/{augmentations}/{method}-{sample}"
+
+    def pretrained_projection(self, augmentations: str, method: str, sample: int, backbone: str,
+                              pooler: str) -> str:
+        """`sentaug project` output (originals and `augmentations`, first seed's caches) for a backbone."""
+        return f"{self._projection_root(augmentations, method, sample)}/pretrained/{backbone}/{pooler}.json"
+
+    def run_projection(self, augmentations: str, method: str, sample: int, paper: str, backbone: str,
+                       run_method: str, seed: int) -> str:
+        """... for a trained run, under its eval pooler."""
+        return (f"{self._projection_root(augmentations, method, sample)}/{self.scale}/{self.run_paper(paper)}/"
+                f"{backbone}/{run_method}/seed{seed}.json")
+
     # -- figures --------------------------------------------------------------------------------------------
     def figure_points(self, paper: str, figure: str) -> list[list[dict]]:
         from .report.figures import figure_points
@@ -334,7 +379,8 @@ class Workflow:
 
     def figure_targets(self, paper: str, figure: str) -> list[str]:
         """What Snakemake must build before the figure (result files, or the run folders holding them)."""
-        return sorted({t for panel in self.figure_points(paper, figure) for p in panel for t in p["targets"]})
+        return sorted({t for panel in self.figure_points(paper, figure) for p in panel
+                       for t in p.get("targets", p["files"])})
 
     def all_figures(self) -> list[str]:
         return [f"{self.R}/figures/{p}/{f}.pdf" for p, paper in self.papers.items() for f in paper.get("figures", {})]

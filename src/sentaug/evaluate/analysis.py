@@ -7,6 +7,11 @@
 - `neighbourhood_stats` (VaSCL Figure 2a): for each instance its top-K nearest neighbours by cosine (itself
   excluded); purity = share of neighbours with the instance's label, and the mean distance to them, both
   averaged over all instances (StackOverflow: 20 classes x 1,000).
+- `nli_distances` (VaSCL Figure 2b): for each premise with an entailed and a contradicting hypothesis, the
+  distance to each (Euclidean between the L2-normalised vectors, the distance of Figure 2a's neighbourhoods;
+  cosine distance is the monotone 1 - cos = d^2 / 2). The paper samples 20,000 premises of SNLI + MNLI
+  train; offline there are SNLI's dev and test sets (SentEval layout, `nli/snli_senteval`), all of whose
+  premises with both hypotheses are used (`nli_limit` caps them).
 - `augmentation_cosine` (VaSCL Figure 3b/4b, AugCSE Figure 6 "Similarity"): cosine between each sentence and
   its augmentation.
 - Isomorphism between the original and the augmented embedding samples (AugCSE Table 15 / Figure 6, after
@@ -88,6 +93,29 @@ def neighbourhood_stats(emb, labels, ks=(1, 5, 10, 20, 50, 100), chunk: int = 10
         out[str(k)] = {"purity": float(same[:, :k].mean()), "cosine_distance": float((1 - c).mean()),
                        "euclidean_distance": float(torch.sqrt(torch.clamp(2 - 2 * c, min=0)).mean())}
     return out
+
+
+def nli_triples(pairs) -> list[tuple[str, str, str]]:
+    """(premise, entailed hypothesis, contradicting hypothesis) for every premise that has both, in order of
+    the premise's first appearance; with several of a kind, the first."""
+    found: dict[str, dict[str, str]] = {}
+    for premise, hypothesis, label in pairs:
+        found.setdefault(premise, {}).setdefault(label, hypothesis)
+    return [(p, h["entailment"], h["contradiction"]) for p, h in found.items()
+            if "entailment" in h and "contradiction" in h]
+
+
+def nli_distances(premises, entailed, contradicted) -> dict:
+    """Per premise, the Euclidean distance between unit vectors to its entailed and to its contradicting
+    hypothesis (rows aligned), with their means and the share of premises closer to the entailed one."""
+    p, e, c = _unit(premises), _unit(entailed), _unit(contradicted)
+    if not p.shape == e.shape == c.shape or len(p) == 0:
+        raise ValueError(f"nli_distances: shapes {p.shape}, {e.shape}, {c.shape} must be equal and non-empty")
+    d_e, d_c = np.linalg.norm(p - e, axis=1), np.linalg.norm(p - c, axis=1)
+    return {"n": len(p), "distance": "euclidean between unit vectors",
+            "mean_entailment": float(d_e.mean()), "mean_contradiction": float(d_c.mean()),
+            "share_entailment_closer": float(np.mean(d_e < d_c)),
+            "entailment": [round(float(v), 5) for v in d_e], "contradiction": [round(float(v), 5) for v in d_c]}
 
 
 def augmentation_cosine(orig, aug) -> np.ndarray:
@@ -339,8 +367,8 @@ def analyse_augmentations(model, tokenizer, pooler: str, path, iso_sample: int =
     res["cosine"] = {"mean": float(cos.mean()), "std": float(cos.std()), "median": float(np.median(cos))}
     res["cond_hm"] = cond_hm(eo, ea)
     res["svg"] = svg(eo, ea)
-    # the same rows of both samples, so GH compares a set with its own augmentation
-    res["gromov_hausdorff"] = gromov_hausdorff(eo, ea, sample=gh_sample, seed=seed)
+    if gh_sample:   # the same rows of both samples, so GH compares a set with its own augmentation
+        res["gromov_hausdorff"] = gromov_hausdorff(eo, ea, sample=gh_sample, seed=seed)
     if lm:
         try:
             res["perplexity"] = perplexity_difference(originals, augmented, lm, device)
@@ -349,13 +377,14 @@ def analyse_augmentations(model, tokenizer, pooler: str, path, iso_sample: int =
     return res
 
 
-PARTS = ("alignment_uniformity", "stackoverflow", "augmentations")
+PARTS = ("alignment_uniformity", "stackoverflow", "nli", "augmentations")
+NLI_SPLITS = ("dev", "test")
 
 
 def evaluate_analysis_cli(model, pooler, data, out, augmentations=(), ks=(1, 5, 10, 20, 50, 100), parts=None,
                           stackoverflow_limit: int | None = None, iso_sample: int = 5000, gh_sample: int = 500,
                           lm: str | None = "gpt2", seed: int = 0, batch_size: int = 128, device=None,
-                          scale=None) -> dict:
+                          scale=None, nli_limit: int | None = None) -> dict:
     """`sentaug evaluate analysis`: compute what the inputs allow (of `parts`, default all); write one JSON
     atomically. What cannot be computed is listed under `skipped` with the reason."""
     import torch
@@ -412,6 +441,21 @@ def evaluate_analysis_cli(model, pooler, data, out, augmentations=(), ks=(1, 5, 
         record["stackoverflow"] = {"n": len(texts), "top_k": neighbourhood_stats(vectors(texts), labels, ks)}
     else:
         record["skipped"]["stackoverflow"] = f"{so_csv} not found"
+    nli_dir = data / "nli" / "snli_senteval"
+    splits = [sp for sp in NLI_SPLITS if (nli_dir / f"labels.{sp}").is_file()]
+    if "nli" not in parts:
+        pass
+    elif splits:
+        from ..data.nli import read_nli_pairs
+
+        triples = nli_triples([pair for sp in splits for pair in read_nli_pairs(nli_dir, sp)])
+        if nli_limit and len(triples) > nli_limit:
+            keep = np.sort(np.random.default_rng(seed).choice(len(triples), nli_limit, replace=False))
+            triples = [triples[i] for i in keep]
+        v = vectors([t for triple in triples for t in triple]).reshape(len(triples), 3, -1)
+        record["nli"] = {"splits": splits, **nli_distances(v[:, 0], v[:, 1], v[:, 2])}
+    else:
+        record["skipped"]["nli"] = f"{nli_dir}: no SNLI split ({', '.join(NLI_SPLITS)}) found"
     record["augmentations"] = {
         augmentation_name(p): analyse_augmentations(net, tokenizer, pooler, p, iso_sample, gh_sample, lm, seed,
                                                     batch_size, device)

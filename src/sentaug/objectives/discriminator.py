@@ -8,6 +8,10 @@ encoder to make them indistinguishable (alpha > 0: antagonistic; alpha < 0: coll
 The caller weights the returned loss by lambda (eq. 3).
 
 Variants (Table 6): `labels="type"` (AugCSE), `labels="bool"` (augmented or not: two classes).
+
+`loss_and_accuracy` also returns the discriminator's accuracy on the batch (its arg-max class against the
+label; AugCSE Figure 5 plots it over training), as a detached tensor so that the trainer can accumulate it
+with the loss parts without a device synchronisation per step.
 """
 from __future__ import annotations
 
@@ -46,6 +50,12 @@ class AugmentationDiscriminator(nn.Module):
 
     def forward(self, z_orig: torch.Tensor, z_aug: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
         """Eq. 2: BCE between sigmoid(logits) and one-hot `labels` (class ids), averaged over classes and rows."""
+        return self.loss_and_accuracy(z_orig, z_aug, labels)[0]
+
+    def loss_and_accuracy(self, z_orig: torch.Tensor, z_aug: torch.Tensor,
+                          labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(eq. 2 loss, share of rows whose highest logit is their label's class; detached)."""
         logits = self.logits(z_orig, z_aug).float()
         target = F.one_hot(labels, logits.shape[-1]).float()
-        return F.binary_cross_entropy_with_logits(logits, target)
+        accuracy = (logits.detach().argmax(-1) == labels).float().mean()
+        return F.binary_cross_entropy_with_logits(logits, target), accuracy

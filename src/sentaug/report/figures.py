@@ -27,6 +27,10 @@ Panel kinds:
 A kind is `PANEL_KINDS[name] = (points, draw)`; a kind whose points are not metrics averaged over seeds also
 gives `PANEL_RECORDS[name]`, which turns a point into its CSV records. Below paper scale the paper's values are
 written beside our points rather than drawn on our axis: the scales differ too much to share one.
+More kinds (projections, training curves, distributions, per-augmentation tables, correlations) live in
+`sentaug.report.panels_embedding`.
+Figure keys besides `caption`, `differs` and `panels`: `columns` (panels per row; default all in one row) and
+`panel_size` ([width, height] in inches of one panel).
 """
 from __future__ import annotations
 
@@ -323,6 +327,8 @@ def caption(paper: dict, figure: str, scale: str, meta: dict) -> str:
                  f"direction of effects, not the paper's numbers.")
     if spec.get("differs"):
         text += f" Differs from the paper: {spec['differs']}"
+    if meta.get("notes"):
+        text += " " + " ".join(meta["notes"])
     return text
 
 
@@ -339,10 +345,18 @@ def render_figure(paper_file: str, figure: str, inputs: str, out: str, scale: st
     if figure not in paper.get("figures", {}):
         raise ValueError(f"{paper_file}: no figure '{figure}'")
     spec = json.loads(inputs)
-    panels = paper["figures"][figure]["panels"]
+    declared = paper["figures"][figure]
+    panels = declared["panels"]
     records = figure_records(panels, spec["panels"], scale)
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
-    for i, (ax, panel) in enumerate(zip(axes[0], panels)):
+    notes = list(dict.fromkeys(p["note"] for points in spec["panels"] for p in points if p.get("note")))
+    meta = {**spec.get("meta", {}), **({"notes": notes} if notes else {})}
+    ncols = min(int(declared.get("columns") or len(panels)), len(panels))
+    nrows = -(-len(panels) // ncols)
+    width, height = declared.get("panel_size") or (5.5, 4.2)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False)
+    for ax in grid.flat[len(panels):]:
+        ax.set_visible(False)
+    for i, (ax, panel) in enumerate(zip(grid.flat, panels)):
         PANEL_KINDS[panel["kind"]][1](ax, panel, [r for r in records if r["panel"] == i])
         ax.set_title(panel.get("title", ""))
         handles, labels = [], []
@@ -351,11 +365,12 @@ def render_figure(paper_file: str, figure: str, inputs: str, out: str, scale: st
                 h, lab = a.get_legend_handles_labels()
                 handles += h
                 labels += lab
-        if handles:
+        if handles and ax.get_legend() is None:     # a kind may place its own legend
             ax.legend(handles, labels, fontsize=7)
-    text = caption(paper, figure, scale, spec.get("meta", {}))
-    fig.text(0.01, 0.005, "\n".join(_wrap(text, 160)), fontsize=7, va="bottom")
-    fig.tight_layout(rect=(0, 0.06 + 0.02 * len(_wrap(text, 160)), 1, 1))
+    text = caption(paper, figure, scale, meta)
+    lines = _wrap(text, int(18 * width * ncols))
+    fig.text(0.01, 0.005, "\n".join(lines), fontsize=7, va="bottom")
+    fig.tight_layout(rect=(0, min(0.5, (0.25 + 0.12 * len(lines)) / (height * nrows)), 1, 1))
     out = Path(out)
     frame = pd.DataFrame(records)
     with atomic_path(out.with_suffix(".csv")) as tmp:
@@ -373,3 +388,6 @@ def _wrap(text: str, width: int) -> list[str]:
     import textwrap
 
     return textwrap.wrap(text, width) or [""]
+
+
+from . import panels_embedding  # noqa: E402,F401  (registers its panel kinds)

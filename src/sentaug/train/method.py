@@ -194,7 +194,8 @@ class Method(nn.Module):
                 value = module(e[:b], self.encoder.head or nn.Identity(), g)
             elif name == "discriminator":
                 labels = torch.tensor(batch.labels[mine], device=z.device)
-                value = module(e[:b], e[2 * b + n_neg:], labels)
+                value, accuracy = module.loss_and_accuracy(e[:b], e[2 * b + n_neg:], labels)
+                parts["discriminator_accuracy"] = accuracy.item()   # logged like a loss part (AugCSE Fig. 5)
             else:
                 value = self._masked_lm(batch.originals[mine], g)
             parts[name] = value.item()

@@ -25,6 +25,15 @@ source; the other pairs use the anchor itself, i.e. SimCSE's dropout positive. E
 batch of B are drawn, by (seed, step), so a resumed run draws what an uninterrupted one would. The paper fixes
 x % of the *dataset's* sentences; drawing per batch gives every batch the same share (the same in expectation).
 
+`positive.changed_only: true` (AugCSE appendix A.14, single augmentations as positives) trains only on the
+lines the positive's augmentation changed.
+
+`positive.changed_only: true` (AugCSE appendix A.14, single augmentations as positives) trains only on the
+lines the positive's augmentation changed. Negative source `cache` (`negatives: {source: cache,
+augmentation: X}`, AugCSE Section 3.1 / Figure 6) gives each example the cached augmentation as a hard
+negative; lines that augmentation left unchanged are dropped, as AugCSE does ("we remove datapoints that do
+not have a successful negative augmentation"): their negative would be the anchor itself.
+
 The augmented view (`augmented_view: [augmentation, ...]`, AugCSE): each line gets one augmentation drawn
 uniformly from the set, fixed for the run by (seed, line) (AugCSE samples once; resampling per epoch did
 worse, its footnote 6). Its label is the augmentation's position + 1, or 0 ("unchanged") where that cache
@@ -132,15 +141,18 @@ class TrainingData:
                                  f"{len(corpus_lines)} lines): it was built from another corpus")
         if self.source not in ("dropout", "cache", "two_views", "switch_case", "augmented_view"):
             raise ValueError(f"unknown positive source '{self.source}'")
-        self.negatives = None
-        if negative_cache:      # the last cache (sentaug.config.method_caches)
-            table = tables.pop()
-            if negative.get("only_changed", True):
-                changed = table["changed"].tolist()
-                self.lines = [i for i in self.lines if changed[i]]
-                self.originals = [corpus_lines[i].text for i in self.lines]
-            self.negatives = [table["augmented"].iat[i] for i in self.lines]
         n_positive = {"cache": 1, "two_views": 2}.get(self.source, 0)
+        negative_table = tables.pop() if negative_cache else None     # the last cache (config.method_caches)
+        required = [negative_table] if negative_cache and negative.get("only_changed", True) else []
+        if positive.get("changed_only"):
+            if self.source != "cache":
+                raise ValueError(f"method '{spec['method']}': positive.changed_only needs positive source 'cache'")
+            required.append(tables[0])
+        if required:        # only the lines every such augmentation changed
+            changed = [t["changed"].to_numpy(dtype=bool) for t in required]
+            self.lines = [i for i in self.lines if all(c[i] for c in changed)]
+            self.originals = [corpus_lines[i].text for i in self.lines]
+        self.negatives = [negative_table["augmented"].iat[i] for i in self.lines] if negative_cache else None
         views = [[t["augmented"].iat[i] for i in self.lines] for t in tables[:n_positive]]
         self.view_a = views[0] if views else None
         self.view_b = views[1] if len(views) > 1 else None
