@@ -21,7 +21,7 @@ import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
 from ..data.senteval import STS_YEARS, Pairs, read_split, read_sts_year, task_folder
-from ..models.encoder import embed, embed_batches, tokenized_batches
+from ..models.encoder import embed, tokenized_batches
 
 TASKS = (*STS_YEARS, "STSBenchmark", "SICKRelatedness")
 EVAL_SPLITS = ("dev", "test")  # STS-B / SICK-R splits we score (SentEval also encodes train, unused here)
@@ -160,7 +160,7 @@ class DevEvaluator:
     """Fast dev-set check for training (default STS-B dev, 1,500 pairs): pairs are loaded once.
 
     `task` is STSBenchmark or SICKRelatedness with `split` train/dev/test, or an STS12-16 year ("all"
-    Spearman; `split` ignored). Calling it returns Spearman x100 for `pooler`; `embed_batches` restores the
+    Spearman; `split` ignored). Calling it returns Spearman x100 for `pooler`; `embed` restores the
     model's train/eval state, so it is safe to call between optimiser steps. The sentences are tokenized,
     length-sorted and padded once, at the first call, and those batches are reused by every later call with
     the same tokenizer and batch size (the vectors, hence the score, are those of `embed`).
@@ -184,5 +184,6 @@ class DevEvaluator:
         if self._batched_by is None or self._batched_by[0] is not tokenizer or self._batched_by[1] != batch_size:
             self._batches = list(tokenized_batches(tokenizer, self.sentences, batch_size))
             self._batched_by = (tokenizer, batch_size)
-        v = embed_batches(model, self._batches, len(self.sentences), poolers=(pooler,))[pooler]
+        v = embed(model, tokenizer, self.sentences, poolers=(pooler,), batch_size=batch_size,
+                  batches=self._batches)[pooler]
         return _corr(cosine(v[self._i1], v[self._i2]), self.pairs.gold)["spearman"]

@@ -94,15 +94,17 @@ def embed_batches(model, batches, n: int, poolers=("cls_before_pooler",), progre
 
 
 def embed(model, tokenizer, sentences: list[str], poolers=("cls_before_pooler",), batch_size: int = 128,
-          max_length: int | None = None, progress: bool = False) -> dict[str, np.ndarray]:
+          max_length: int | None = None, progress: bool = False, batches=None) -> dict[str, np.ndarray]:
     """Embed `sentences` with each pooler in `poolers`; returns float32 arrays aligned with `sentences`.
 
     No truncation unless `max_length` is given (SimCSE's SentEval protocol evaluates full sentences; the
-    model's own position limit still applies).
+    model's own position limit still applies). `batches`: the `tokenized_batches` of these sentences
+    (distinct, in this order) kept from an earlier call, to skip tokenizing them again.
     """
     unique = list(dict.fromkeys(sentences))
     index = {s: i for i, s in enumerate(unique)}
-    batches = tokenized_batches(tokenizer, unique, batch_size, max_length)
+    if batches is None:
+        batches = tokenized_batches(tokenizer, unique, batch_size, max_length)
     out = embed_batches(model, batches, len(unique), poolers, progress, batch_size)
     rows = np.fromiter((index[s] for s in sentences), dtype=np.int64, count=len(sentences))
     return {p: (v[rows] if v is not None else np.zeros((0, 0), np.float32)) for p, v in out.items()}
