@@ -59,7 +59,7 @@ if SCALE == "demo":
 def suite_code(suite):
     """The modules a suite runs (those that exist: suites differ in layout), as inputs."""
     files = code(f"evaluate/{suite}.py", "evaluate/embeddings.py", "evaluate/logreg.py", f"data/{suite}.py",
-                 "models/encoder.py", "models/poolers.py")
+                 "models/encoder.py", "models/poolers.py", "models/tokens.py")
     return [f for f in files if Path(f).exists()]
 
 

@@ -147,3 +147,29 @@ def test_tokenize_cli_on_a_corpus_and_a_cache(tmp_path, minilm_path):
     assert json.loads(json.dumps(c.meta))["add_tokens"] == ["[DEL]"]
     assert main(["tokenize", "--texts", str(tmp_path / "nope.txt"), "--backbone", minilm_path, "--max-length",
                  "32", "--out", str(tmp_path / "n.npz")]) == 2
+
+
+def test_paper_scale_runs_read_the_token_files_of_their_corpus_and_caches(tmp_path):
+    """`snakemake -n` at paper scale: each run's --tokens are the token files of its corpus and caches under
+    its backbone and added tokens, built by the tokenize rules (written out by hand below)."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    r = tmp_path / "results"
+    runs = [f"{r}/runs/paper/clear/roberta-base/clear_subs/seed42", f"{r}/runs/paper/sda/bert-base-uncased/sda_pi/seed42",
+            f"{r}/runs/paper/cards/bert-base-uncased/cards/seed42"]
+    run = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--nolock", *runs, "--config",
+                          f"results={r}", "scale=paper"], cwd=root, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    tokens = {m[2]: m[1].split() for m in re.finditer(r"--tokens (.*?) --backbone \S+ --dev-data \S+ --out (\S+)",
+                                                         run.stdout)}
+    t = f"{r}/tokens/wiki1m"
+    assert tokens == {
+        runs[0]: [f"{t}/roberta-base/len32-added-del/corpus.npz", f"{t}/roberta-base/len32-added-del/clear_subs/seed42.npz",
+                  f"{t}/roberta-base/len32-added-del/clear_subs/seed142.npz"],
+        runs[1]: [f"{t}/bert-base-uncased/len32/corpus.npz", f"{t}/bert-base-uncased/len32/sda_pi/seed42.npz"],
+        runs[2]: [f"{t}/bert-base-uncased/len32/corpus.npz"]}     # CARDS: the retrieval pool is in the corpus
+    assert f"--add-tokens '[DEL]' --out {t}/roberta-base/len32-added-del/corpus.npz" in run.stdout
