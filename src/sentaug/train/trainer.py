@@ -247,7 +247,8 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     best_info = json.loads((partial / "best" / "best_step.json").read_text())
     summary = {"spec": spec, "steps": total, "best_step": best_info["step"], "best_stsb_dev": best_info["stsb_dev"],
                "train_seconds": round(seconds, 2), "steps_per_second": round((total - first_step) / seconds, 3),
-               "n_train_pairs": len(data), "device": str(dev), "versions": _versions()}
+               "n_train_pairs": len(data), "device": str(dev), "versions": _versions(),
+               "attn_implementation": model.config._attn_implementation}
     final = partial / "best"
     shutil.move(str(log_path), final / "train_log.jsonl")
     write_json(final / "train_summary.json", summary)
