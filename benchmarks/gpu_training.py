@@ -405,6 +405,11 @@ def section_dev_eval(args, tmp: Path) -> dict:
         with autocast(device):
             out["ours_bf16"] = timed(lambda: evaluator(model, tok))
     out["speedup"] = round(out["before"]["median_ms"] / out["ours"]["median_ms"], 2)
+    # the trainer writes the best model after every evaluation that improves on it: what one write costs
+    from sentaug.models.encoder import SentenceEncoder
+
+    encoder = SentenceEncoder(model, pooler="cls").to(device)
+    out["best_checkpoint_write_ms"] = timed(lambda: encoder.save(tmp / "best", tok) or 0.0, repeats=3)["median_ms"]
     print(f"[dev_eval] ours {out['ours']['median_ms']} ms, before {out['before']['median_ms']} ms "
           f"({out['speedup']}x); scores {out['ours']['score']:.4f} / {out['before']['score']:.4f}", flush=True)
     return out
