@@ -9,6 +9,7 @@ from transformers import AutoTokenizer
 
 from sentaug.models.tokens import (BatchTokenizer, TokenTable, pad, parse_token_key, token_key,
                                    tokenizer_fingerprint)
+from tests.test_train import setup  # noqa: F401  (the fixture of the training test below)
 
 TEXTS = [
     "the river flows north .",
@@ -173,3 +174,29 @@ def test_paper_scale_runs_read_the_token_files_of_their_corpus_and_caches(tmp_pa
         runs[1]: [f"{t}/bert-base-uncased/len32/corpus.npz", f"{t}/bert-base-uncased/len32/sda_pi/seed42.npz"],
         runs[2]: [f"{t}/bert-base-uncased/len32/corpus.npz"]}     # CARDS: the retrieval pool is in the corpus
     assert f"--add-tokens '[DEL]' --out {t}/roberta-base/len32-added-del/corpus.npz" in run.stdout
+
+
+def test_training_from_token_files_equals_training_from_text(setup, minilm_path):
+    """The same run with and without token files of its corpus and cache: identical weights and log, and
+    with them no training text is tokenized during the run."""
+    from safetensors.torch import load_file
+
+    from sentaug.models.tokens import build_token_file
+    from sentaug.train.trainer import train
+    from tests.test_train import spec, write_backbone
+
+    root, corpus, cache = setup
+    backbone = write_backbone(root / "bb", minilm_path, dropout=0.1)
+    s = spec(max_steps=3, batch_size=4, eval_steps=3)
+    tokens = [str(root / "corpus.npz"), str(root / "cache.npz")]
+    build_token_file(corpus, backbone, 32, tokens[0], progress=False)
+    build_token_file(cache, backbone, 32, tokens[1], progress=False)
+    plain = train(s, corpus, cache, backbone, str(root / "data"), str(root / "plain"))
+    looked_up = train(s, corpus, cache, backbone, str(root / "data"), str(root / "tokens"), tokens=tokens)
+    a, b = load_file(str(root / "plain/model.safetensors")), load_file(str(root / "tokens/model.safetensors"))
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    strip = lambda run: [{k: v for k, v in json.loads(r).items() if k != "elapsed_s"}
+                         for r in (root / run / "train_log.jsonl").read_text().splitlines()]
+    assert strip("plain") == strip("tokens")
+    assert plain["token_lookups"] == {"from_files": 0, "tokenized": 3 * 8}          # anchors + positives
+    assert looked_up["token_lookups"] == {"from_files": 3 * 8, "tokenized": 0}

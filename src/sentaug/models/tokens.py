@@ -181,9 +181,6 @@ class BatchTokenizer:
         self._offsets = np.concatenate(offsets)
         self.hits = self.misses = 0
 
-    def __len__(self) -> int:
-        return len(self._row)
-
     def sequences(self, texts: list[str]) -> list:
         rows = [self._row.get(t) for t in texts]
         missing = [i for i, r in enumerate(rows) if r is None]

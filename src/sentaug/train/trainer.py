@@ -248,7 +248,9 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     summary = {"spec": spec, "steps": total, "best_step": best_info["step"], "best_stsb_dev": best_info["stsb_dev"],
                "train_seconds": round(seconds, 2), "steps_per_second": round((total - first_step) / seconds, 3),
                "n_train_pairs": len(data), "device": str(dev), "versions": _versions(),
-               "attn_implementation": model.config._attn_implementation}
+               "attn_implementation": model.config._attn_implementation,
+               "token_lookups": {"from_files": method.batch_tokenizer.hits,
+                                 "tokenized": method.batch_tokenizer.misses}}
     final = partial / "best"
     shutil.move(str(log_path), final / "train_log.jsonl")
     write_json(final / "train_summary.json", summary)
