@@ -15,7 +15,8 @@ Sections (`--sections`, default all), each printed as it finishes and written to
   (FLOPs counted by torch's FlopCounterMode over forward and backward), peak memory, the model alone
   (forward + loss + backward on ready tensors) and the optimizer alone, hence the share of the step outside
   the model, the host's tokenization time per step, host-device synchronisations per step (CUDA sync debug
-  mode), SDPA against eager attention, and `torch.compile` of the backbone.
+  mode), SDPA against eager attention, a ready 4D attention mask (`prepared_mask`: no per-forward mask check
+  in transformers), and `torch.compile` of the backbone.
 * `dev_eval`: the STS-B dev evaluation (1,500 pairs): ours (batches tokenized once) against the algorithm
   it replaced (re-tokenized at every call, one device wait per batch), and ours under bf16 autocast.
 * `overhead`: step time of CARDS's retrieval, VaSCL, AugCSE and MLM over SimCSE, trainer timed as above.
