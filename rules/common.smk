@@ -56,7 +56,7 @@ def suite_code(suite):
     """The modules a suite runs (those that exist: suites differ in layout), as inputs."""
     extra = {"nli": ["data/triplets.py", "evaluate/analysis.py"], "cola": ["data/glue.py"]}.get(suite, [])
     files = code(f"evaluate/{suite}.py", "evaluate/embeddings.py", "evaluate/logreg.py", f"data/{suite}.py",
-                 "models/encoder.py", "models/poolers.py", *extra)
+                 "models/encoder.py", "models/poolers.py", "models/tokens.py", *extra)
     return [f for f in files if Path(f).exists()]
 
 

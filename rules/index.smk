@@ -8,7 +8,7 @@ rule index:
     input:
         corpus=lambda w: corpus_file(w.corpus),
         backbone=lambda w: backbone_dir(w.backbone),
-        code=code("index", "models/encoder.py", "models/poolers.py", "data/corpus.py"),
+        code=code("index", "models/encoder.py", "models/poolers.py", "models/tokens.py", "data/corpus.py"),
     output:
         index=f"{R}/index/{{corpus}}/{{backbone}}/{{pooler}}/k{{k}}.npz",
         meta=f"{R}/index/{{corpus}}/{{backbone}}/{{pooler}}/k{{k}}.json",

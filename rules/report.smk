@@ -68,7 +68,7 @@ rule augment_cosine:
     input:
         cache=f"{R}/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.parquet",
         model=lambda w: backbone_dir(w.backbone),
-        code=code("report/census.py", "models/encoder.py", "models/poolers.py"),
+        code=code("report/census.py", "models/encoder.py", "models/poolers.py", "models/tokens.py"),
     output:
         f"{R}/census/{{corpus}}/{{augmentation}}/seed{{seed}}.{{backbone}}.json",
     params:

@@ -1,5 +1,9 @@
 # Stage 3: backbones and training. One trainer for every method; a run is (paper, backbone, method, seed).
-# On a cluster (profiles/slurm) training jobs ask for a GPU at paper scale.
+# On a cluster (profiles/slurm) training jobs ask for a GPU at paper scale, where the corpus and caches are
+# tokenized once per backbone (results/tokens/<corpus>/<backbone>/<len...>/) for every run to read.
+import shlex
+
+from sentaug.models.tokens import parse_token_key, token_key
 
 
 rule backbone:
@@ -53,21 +57,83 @@ rule nli_triplets:
         "--out {output.csv} > {log} 2>&1"
 
 
+def _tokens(w):
+    """Token files of the run's fixed texts (its corpus, which holds the retrieval pool, and its caches) at
+    scales that pre-tokenize (`scales.<scale>.pretokenize`): shared by every run with that tokenizer."""
+    spec = run_spec(w)
+    if not S.get("pretokenize") or spec["positive"]["source"] == "nli":   # NLI triplets: tokenized per batch
+        return []
+    folder = f"{R}/tokens/{spec['corpus']}/{w.backbone}/{token_key(spec['max_seq_length'], spec.get('add_tokens'))}"
+    return [f"{folder}/corpus.npz"] + [f"{folder}/{aug}/seed{seed}.npz" for aug, seed in sc.method_caches(spec)]
+
+
+def _tokenize_args(w):
+    """--max-length and --add-tokens of a token folder's key (`len32`, `len32-added-del`)."""
+    declared = [t for m in config["methods"].values() for t in m.get("add_tokens") or []]
+    max_length, added = parse_token_key(w.key, declared)
+    return f"--max-length {max_length}" + ("" if not added else " --add-tokens " + " ".join(map(shlex.quote, added)))
+
+
+rule tokenize_corpus:
+    """Token ids of every corpus line under a backbone's tokenizer, computed once for all its runs."""
+    input:
+        texts=lambda w: corpus_file(w.corpus),
+        backbone=lambda w: backbone_dir(w.backbone),
+        code=code("models/tokens.py", "data/corpus.py"),
+    output:
+        f"{R}/tokens/{{corpus}}/{{backbone}}/{{key}}/corpus.npz",
+    params:
+        args=_tokenize_args,
+    wildcard_constraints:
+        corpus=r"[^/]+",
+        key=r"len\d+[^/]*",
+    log:
+        f"{R}/logs/tokens/{{corpus}}/{{backbone}}/{{key}}/corpus.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "{SENTAUG} tokenize --texts {input.texts} --backbone {input.backbone} {params.args} --out {output} 2> {log}"
+
+
+rule tokenize_cache:
+    """Token ids of an augmentation cache's augmented sentences, likewise."""
+    input:
+        texts=lambda w: cache_file(w.augmentation, w.seed, w.corpus),
+        backbone=lambda w: backbone_dir(w.backbone),
+        code=code("models/tokens.py"),
+    output:
+        f"{R}/tokens/{{corpus}}/{{backbone}}/{{key}}/{{augmentation}}/seed{{seed}}.npz",
+    params:
+        args=_tokenize_args,
+    wildcard_constraints:
+        corpus=r"[^/]+",
+        key=r"len\d+[^/]*",
+        augmentation=r"[^/]+",
+    log:
+        f"{R}/logs/tokens/{{corpus}}/{{backbone}}/{{key}}/{{augmentation}}/seed{{seed}}.log",
+    conda:
+        "../envs/train.yaml"
+    shell:
+        "{SENTAUG} tokenize --texts {input.texts} --backbone {input.backbone} {params.args} --out {output} 2> {log}"
+
+
 rule train:
     input:
         corpus=lambda w: W.train_corpus(run_spec(w)),
         positives=_positives,
         index=_index,
+        tokens=_tokens,
         backbone=lambda w: backbone_dir(w.backbone),
         dev=lambda w: W.dev_data(run_spec(w)),   # STS-B dev (CNSD dev for a Chinese backbone)
         code=code("train", "objectives", "models/encoder.py", "models/heads.py", "models/poolers.py",
-                  "evaluate/sts.py", "data/senteval.py", "index/sampling.py"),
+                  "models/tokens.py", "evaluate/sts.py", "data/senteval.py", "index/sampling.py"),
     output:
         directory(f"{R}/runs/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}"),
     params:
         spec=lambda w: json.dumps(run_spec(w)),
         positives=lambda w, input: f"--positives {input.positives}" if input.positives else "",
         index=lambda w, input: f"--index {input.index}" if input.index else "",
+        tokens=lambda w, input: f"--tokens {input.tokens}" if input.tokens else "",
         data=data_root(),
     threads: 2 if SCALE != "paper" else 8
     resources:
@@ -83,4 +149,4 @@ rule train:
     shell:
         # --resume: a preempted or requeued job continues from its last checkpoint (same result).
         "OMP_NUM_THREADS={threads} {SENTAUG} train --spec {params.spec:q} --corpus {input.corpus} "
-        "{params.positives} {params.index} --backbone {input.backbone} --dev-data {params.data} --out {output} --resume 2> {log}"
+        "{params.positives} {params.index} {params.tokens} --backbone {input.backbone} --dev-data {params.data} --out {output} --resume 2> {log}"

@@ -51,6 +51,38 @@ def test_ties_are_ordered_by_row_and_cut_exactly(backend):
     assert not (ids == np.arange(60)[:, None]).any()
 
 
+def test_torch_search_in_blocks_finds_faiss_neighbours_on_a_sample():
+    # 2,000 random unit vectors, the last 10 repeating the first 10 (exact ties), searched by torch in
+    # 37-row blocks on the CPU and by faiss, k = 64. Scores must agree everywhere; on a sample of rows, both
+    # must give the float64 ranking where the row's top 65 scores are distinct, else the same set above the
+    # near-tie (two float32 products may order a near-tie differently).
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(2000, 24)).astype(np.float32)
+    x[1990:] = x[:10]
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    ids_t, sc_t = exact_topk(x, 64, device="cpu", backend="torch", block=37)
+    ids_f, sc_f = exact_topk(x, 64, backend="faiss")
+    np.testing.assert_allclose(sc_t, sc_f, atol=1e-5)
+    sample = np.concatenate([np.arange(10), rng.choice(2000, 200, replace=False)])
+    sim = x[sample].astype(np.float64) @ x.astype(np.float64).T
+    sim[np.arange(len(sample)), sample] = -np.inf
+    distinct = 0
+    for row, r in enumerate(sample):
+        top = np.sort(sim[row])[::-1][:65]
+        expected = np.argsort(-sim[row], kind="stable")[:64]
+        if np.diff(top).max() < -1e-5:          # every gap clear of float32 rounding: the same ranking
+            np.testing.assert_array_equal(ids_t[r], expected)
+            np.testing.assert_array_equal(ids_f[r], expected)
+            distinct += 1
+        elif top[63] - top[64] > 1e-5:          # a near-tie inside the top 64: the same set
+            assert set(ids_t[r]) == set(ids_f[r]) == set(expected)
+        else:                                   # a near-tie at the cut: the same set above it
+            above = expected[sim[row][expected] > top[63] + 1e-5]
+            assert set(ids_t[r][sc_t[r] > top[63] + 1e-5]) == set(ids_f[r][sc_f[r] > top[63] + 1e-5]) == set(above)
+    assert distinct >= 100     # rows checked for the exact ranking (the others have near-ties in their top 65)
+    assert (ids_t[1990:, 0] == np.arange(10)).all() and (ids_t[:10, 0] == np.arange(1990, 2000)).all()
+
+
 def test_k_must_leave_a_neighbour():
     with pytest.raises(ValueError, match="k must be between 1 and n - 1 = 3"):
         exact_topk(np.eye(4, dtype=np.float32), 4)

@@ -67,7 +67,15 @@ def cmd_train(a):
     from .train.trainer import train
 
     train(json.loads(a.spec), corpus=a.corpus, positives=a.positives, backbone=a.backbone,
-          dev_data=a.dev_data, out=a.out, resume=a.resume, index=a.index)
+          dev_data=a.dev_data, out=a.out, resume=a.resume, index=a.index, tokens=a.tokens or (),
+          compile_backbone=a.compile)
+
+
+def cmd_tokenize(a):
+    from .models.tokens import build_token_file
+
+    meta = build_token_file(a.texts, a.backbone, a.max_length, a.out, add_tokens=a.add_tokens or ())
+    print(f"{a.out}: {meta['n_texts']} distinct texts, {meta['n_tokens']} tokens (tokenizer {meta['fingerprint']})")
 
 
 def cmd_evaluate_sts(a):
@@ -299,7 +307,19 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--dev-data", required=True, help="folder laid out like ../shared/data (STS-B dev)")
     t.add_argument("--out", required=True)
     t.add_argument("--resume", action="store_true", help="continue from <out>.partial/last if present")
+    t.add_argument("--tokens", nargs="+", metavar="FILE.npz",
+                   help="token files (sentaug tokenize) of the corpus and caches: ids looked up, not recomputed")
+    t.add_argument("--compile", action="store_true", help="torch.compile the backbone (see benchmarks/gpu_notes.md)")
     t.set_defaults(func=cmd_train)
+
+    tk = sub.add_parser("tokenize", help="token ids of a corpus (.txt) or an augmentation cache (.parquet), "
+                                         "computed once for every run with that tokenizer")
+    tk.add_argument("--texts", required=True, help="corpus file (its lines) or cache (its augmented column)")
+    tk.add_argument("--backbone", required=True, help="backbone folder (HF layout) whose tokenizer to use")
+    tk.add_argument("--max-length", type=int, required=True, help="truncation, as training's max_seq_length")
+    tk.add_argument("--add-tokens", nargs="+", metavar="TOKEN", help="tokens the method adds (CLEAR's [DEL])")
+    tk.add_argument("--out", required=True, help=".npz path")
+    tk.set_defaults(func=cmd_tokenize)
 
     ev = sub.add_parser("evaluate", help="evaluation suites")
     evs = ev.add_subparsers(dest="suite", required=True)

@@ -21,7 +21,7 @@ import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
 from ..data.senteval import STS_YEARS, Pairs, read_split, read_sts_year, task_folder
-from ..models.encoder import embed
+from ..models.encoder import embed, tokenized_batches
 
 TASKS = (*STS_YEARS, "STSBenchmark", "SICKRelatedness")
 EVAL_SPLITS = ("dev", "test")  # STS-B / SICK-R splits we score (SentEval also encodes train, unused here)
@@ -172,7 +172,9 @@ class DevEvaluator:
     `task` is STSBenchmark or SICKRelatedness with `split` train/dev/test, or an STS12-16 year ("all"
     Spearman; `split` ignored); or `pairs` given directly (CNSD dev for a Chinese run). Calling it returns
     Spearman x100 for `pooler`; `embed` restores the model's train/eval state, so it is safe to call between
-    optimiser steps.
+    optimiser steps. The sentences are tokenized,
+    length-sorted and padded once, at the first call, and those batches are reused by every later call with
+    the same tokenizer and batch size (the vectors, hence the score, are those of `embed`).
     """
 
     def __init__(self, data_dir: str | os.PathLike | None = None, task: str = "STSBenchmark", split: str = "dev",
@@ -190,7 +192,12 @@ class DevEvaluator:
         row = {s: i for i, s in enumerate(self.sentences)}
         self._i1 = np.array([row[s] for s in self.pairs.s1], dtype=np.int64)
         self._i2 = np.array([row[s] for s in self.pairs.s2], dtype=np.int64)
+        self._batches, self._batched_by = None, None
 
     def __call__(self, model, tokenizer, pooler: str = "cls_before_pooler", batch_size: int = 128) -> float:
-        v = embed(model, tokenizer, self.sentences, poolers=(pooler,), batch_size=batch_size)[pooler]
+        if self._batched_by is None or self._batched_by[0] is not tokenizer or self._batched_by[1] != batch_size:
+            self._batches = list(tokenized_batches(tokenizer, self.sentences, batch_size))
+            self._batched_by = (tokenizer, batch_size)
+        v = embed(model, tokenizer, self.sentences, poolers=(pooler,), batch_size=batch_size,
+                  batches=self._batches)[pooler]
         return _corr(cosine(v[self._i1], v[self._i2]), self.pairs.gold)["spearman"]

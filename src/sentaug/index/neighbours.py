@@ -14,7 +14,8 @@ Which sentences are indexed (`select_sentences`):
   neighbours and its same-id masking.
 
 Search (`exact_topk`) is exact inner product on L2-normalised vectors (= cosine): faiss ``IndexFlatIP`` on
-the CPU, or torch matmul + topk in query blocks on a GPU. The row itself is removed by id (not by taking
+the CPU, or torch matmul + topk in blocks of query rows sized to the GPU's free memory (float32 products,
+TF32 off; benchmarks/gpu_training.py times 1M x 768 vectors). The row itself is removed by id (not by taking
 position 0), so a different sentence with an identical vector (e.g. one differing only in case under an
 uncased tokenizer) is still a neighbour. Ties: neighbours are ordered by score, descending, and equal
 scores by ascending row; a row whose k-th neighbour ties with a candidate the search window may have cut
@@ -116,33 +117,45 @@ def _faiss_topk(vectors: np.ndarray, k: int, progress: bool, block: int = 16384)
     return neighbours, scores
 
 
-def _torch_topk(vectors: np.ndarray, k: int, device, progress: bool, budget: int = 1 << 28):
+def _torch_topk(vectors: np.ndarray, k: int, device, progress: bool, block: int | None = None):
+    """Exact search as one matrix product per block of query rows, then top-k, on `device` (a GPU when there
+    is one). The similarities are exact float32 products: TF32 is switched off for the search."""
     import torch
 
+    device = torch.device(device)
     x = torch.from_numpy(vectors).to(device)
     n = x.shape[0]
-    block = max(1, min(4096, budget // n))   # a [block, n] float32 similarity block stays under 1 GiB
+    if block is None:   # a [block, n] float32 similarity block (and top-k's workspace) within a memory budget
+        budget = torch.cuda.mem_get_info(device)[0] // 16 if device.type == "cuda" else 1 << 30
+        block = max(1, min(8192 if device.type == "cuda" else 4096, budget // (4 * n)))
     m = min(n - 1, k + 1)        # self is masked to -inf, so k + 1 candidates show whether the k-th ties
     neighbours = np.empty((n, k), dtype=np.int64)
     scores = np.empty((n, k), dtype=np.float64)
-    for start in _progress(range(0, n, block), progress):
-        sim = x[start:start + block] @ x.T
-        rows = np.arange(start, start + sim.shape[0])
-        sim[torch.arange(len(rows), device=device), torch.from_numpy(rows).to(device)] = float("-inf")
-        d, i = torch.topk(sim, m, dim=1)
-        ids, sc, amb = _canonical(i.cpu().numpy(), d.cpu().numpy(), rows, k)
-        if m < n - 1 and amb.any():     # re-rank those rows over the whole corpus (self is -inf)
-            full = sim[torch.from_numpy(np.flatnonzero(amb)).to(device)].cpu().numpy()
-            ids[amb], sc[amb], _ = _canonical(np.broadcast_to(np.arange(n), full.shape), full, rows[amb], k)
-        neighbours[rows], scores[rows] = ids, sc
+    precision = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("highest")
+    try:
+        for start in _progress(range(0, n, block), progress):
+            sim = x[start:start + block] @ x.T
+            rows = np.arange(start, start + sim.shape[0])
+            sim[torch.arange(len(rows), device=device), torch.from_numpy(rows).to(device)] = float("-inf")
+            d, i = torch.topk(sim, m, dim=1)
+            ids, sc, amb = _canonical(i.cpu().numpy(), d.cpu().numpy(), rows, k)
+            if m < n - 1 and amb.any():     # re-rank those rows over the whole corpus (self is -inf)
+                full = sim[torch.from_numpy(np.flatnonzero(amb)).to(device)].cpu().numpy()
+                ids[amb], sc[amb], _ = _canonical(np.broadcast_to(np.arange(n), full.shape), full, rows[amb], k)
+            neighbours[rows], scores[rows] = ids, sc
+    finally:
+        torch.set_float32_matmul_precision(precision)
     return neighbours, scores
 
 
-def exact_topk(vectors: np.ndarray, k: int, device=None, backend: str | None = None, progress: bool = False):
+def exact_topk(vectors: np.ndarray, k: int, device=None, backend: str | None = None, progress: bool = False,
+               block: int | None = None):
     """Exact top-k inner-product neighbours of every row among the other rows: (int32 ids, float32 scores).
 
-    `backend` "faiss" (IndexFlatIP, CPU) or "torch" (matmul + topk in blocks on `device`); by default torch
-    when `device` is a CUDA device, else faiss.
+    `backend` "faiss" (IndexFlatIP, CPU) or "torch" (matmul + topk in blocks of `block` query rows on
+    `device`; by default as many as fit a memory budget); by default torch when `device` is a CUDA device,
+    else faiss.
     """
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     n = vectors.shape[0]
@@ -153,10 +166,18 @@ def exact_topk(vectors: np.ndarray, k: int, device=None, backend: str | None = N
     if backend == "faiss":
         ids, sc = _faiss_topk(vectors, k, progress)
     elif backend == "torch":
-        ids, sc = _torch_topk(vectors, k, device or "cpu", progress)
+        ids, sc = _torch_topk(vectors, k, device or "cpu", progress, block)
     else:
         raise ValueError(f"unknown search backend '{backend}'; choose faiss or torch")
     return ids.astype(np.int32), sc.astype(np.float32)
+
+
+def _faiss_version() -> str | None:
+    try:
+        import faiss
+    except ImportError:      # a GPU machine searches with torch and may not have faiss
+        return None
+    return faiss.__version__
 
 
 def l2_normalise(v: np.ndarray) -> np.ndarray:
@@ -188,7 +209,6 @@ def build_index(corpus_path, backbone_dir, pooler: str, k: int, out, batch_size:
 
     Returns the provenance record (also written to ``json_path(out)``).
     """
-    import faiss
     import torch
 
     from ..data.corpus import read_corpus
@@ -226,7 +246,7 @@ def build_index(corpus_path, backbone_dir, pooler: str, k: int, out, batch_size:
         "max_length": max_length, "normalised": True, "metric": "inner_product",
         "corpus": str(corpus_path), "corpus_sha256": sha256_file(corpus_path),
         "search": {"faiss": "faiss.IndexFlatIP", "torch": "torch.matmul+topk"}[backend], "device": str(dev),
-        "faiss_version": faiss.__version__, "torch_version": torch.__version__,
+        "faiss_version": _faiss_version(), "torch_version": torch.__version__,
         "torch_threads": torch.get_num_threads(),
         "seconds": {"load": round(t1 - t0, 3), "embed": round(t2 - t1, 3), "search": round(t3 - t2, 3),
                     "total": round(time.perf_counter() - t0, 3)},

@@ -1,8 +1,8 @@
 """Sentence encoder: a Hugging Face backbone, a pooler, and a training-only projection head.
 
-`embed` is the one inference path (evaluation, retrieval, analysis): it de-duplicates sentences, sorts
-them by length so batches carry little padding, runs each batch once and applies every requested pooler
-to that single forward pass.
+`embed` is the one inference path (evaluation, retrieval, analysis): it de-duplicates sentences,
+tokenizes them once, sorts them by length so batches carry little padding, runs each batch once and
+applies every requested pooler to that single forward pass.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from torch import nn
 
 from .heads import build_head
 from .poolers import NEEDS_HIDDEN_STATES, pool
+from .tokens import model_inputs, pad, to_device, token_ids
 
 
 def pick_device(device: str | None = None) -> torch.device:
@@ -34,41 +35,77 @@ def load_pretrained(path: str | os.PathLike, device: str | torch.device | None =
     return model, tokenizer
 
 
-@torch.inference_mode()
-def embed(model, tokenizer, sentences: list[str], poolers=("cls_before_pooler",), batch_size: int = 128,
-          max_length: int | None = None, progress: bool = False) -> dict[str, np.ndarray]:
-    """Embed `sentences` with each pooler in `poolers`; returns float32 arrays aligned with `sentences`.
+def tokenized_batches(tokenizer, sentences: list[str], batch_size: int = 128,
+                      max_length: int | None = None):
+    """`sentences` tokenized once, ordered by length (longest first, ties in input order) and padded per
+    batch, lazily: (positions in `sentences`, model inputs on the CPU) for each batch `embed` runs. Keep
+    them (`list(...)`) to embed the same sentences again (`sentaug.evaluate.sts.DevEvaluator`)."""
+    ids = token_ids(tokenizer, sentences, max_length) if sentences else []
+    order = np.argsort(-np.fromiter(map(len, ids), dtype=np.int64, count=len(ids)), kind="stable")
+    for start in range(0, len(order), batch_size):
+        idx = order[start:start + batch_size]
+        input_ids, attention_mask = pad([ids[i] for i in idx], tokenizer.pad_token_id, tokenizer.padding_side)
+        yield idx, model_inputs(tokenizer, input_ids, attention_mask)
 
-    No truncation unless `max_length` is given (SimCSE's SentEval protocol evaluates full sentences; the
-    model's own position limit still applies).
-    """
-    unique = list(dict.fromkeys(sentences))
-    index = {s: i for i, s in enumerate(unique)}
-    # (fast tokenizers raise IndexError on an empty list, hence the guard)
-    lengths = [len(ids) for ids in tokenizer(unique, add_special_tokens=True, truncation=max_length is not None,
-                                             max_length=max_length)["input_ids"]] if unique else []
-    order = np.argsort(-np.asarray(lengths), kind="stable")
+
+@torch.inference_mode()
+def embed_batches(model, batches, n: int, poolers=("cls_before_pooler",), progress: bool = False,
+                  batch_size: int | None = None, flush_bytes: int = 1 << 28) -> dict[str, np.ndarray]:
+    """Run `tokenized_batches` output through `model` once; float32 [n, d] per pooler, row i = sentence i.
+
+    Vectors stay on the model's device until `flush_bytes` of them are pending (one copy to the host per
+    flush rather than one wait per batch on a GPU)."""
     device = next(model.parameters()).device
     hidden = bool(NEEDS_HIDDEN_STATES.intersection(poolers))
     out = {p: None for p in poolers}
-    batches = range(0, len(unique), batch_size)
+    pending: list = []   # (positions, {pooler: vectors on the device})
+
+    def flush():
+        if not pending:
+            return
+        rows = np.concatenate([idx for idx, _ in pending])
+        for p in poolers:
+            vec = torch.cat([v[p] for _, v in pending]).float().cpu().numpy()
+            if out[p] is None:
+                out[p] = np.empty((n, vec.shape[1]), dtype=np.float32)
+            out[p][rows] = vec
+        pending.clear()
+
     if progress:
         from tqdm.auto import tqdm
 
-        batches = tqdm(batches, desc="embedding", unit="batch")
+        batches = tqdm(batches, desc="embedding", unit="batch", total=-(-n // batch_size) if batch_size else None)
     was_training = model.training
     model.eval()
-    for start in batches:
-        idx = order[start:start + batch_size]
-        enc = tokenizer([unique[i] for i in idx], padding=True, truncation=max_length is not None,
-                        max_length=max_length, return_tensors="pt").to(device)
-        outputs = model(**enc, output_hidden_states=hidden, return_dict=True)
-        for p in poolers:
-            vec = pool(p, outputs, enc["attention_mask"]).float().cpu().numpy()
-            if out[p] is None:
-                out[p] = np.empty((len(unique), vec.shape[1]), dtype=np.float32)
-            out[p][idx] = vec
+    size = 0
+    for idx, inputs in batches:
+        inputs = to_device(inputs, device)
+        outputs = model(**inputs, output_hidden_states=hidden, return_dict=True)
+        # a copy: a pooled view would keep the batch's whole hidden state alive until the flush
+        vectors = {p: pool(p, outputs, inputs["attention_mask"]).to(torch.float32, copy=True) for p in poolers}
+        pending.append((idx, vectors))
+        size += sum(v.numel() * 4 for v in vectors.values())
+        if size >= flush_bytes:
+            flush()
+            size = 0
+    flush()
     model.train(was_training)
+    return out
+
+
+def embed(model, tokenizer, sentences: list[str], poolers=("cls_before_pooler",), batch_size: int = 128,
+          max_length: int | None = None, progress: bool = False, batches=None) -> dict[str, np.ndarray]:
+    """Embed `sentences` with each pooler in `poolers`; returns float32 arrays aligned with `sentences`.
+
+    No truncation unless `max_length` is given (SimCSE's SentEval protocol evaluates full sentences; the
+    model's own position limit still applies). `batches`: the `tokenized_batches` of these sentences
+    (distinct, in this order) kept from an earlier call, to skip tokenizing them again.
+    """
+    unique = list(dict.fromkeys(sentences))
+    index = {s: i for i, s in enumerate(unique)}
+    if batches is None:
+        batches = tokenized_batches(tokenizer, unique, batch_size, max_length)
+    out = embed_batches(model, batches, len(unique), poolers, progress, batch_size)
     rows = np.fromiter((index[s] for s in sentences), dtype=np.int64, count=len(sentences))
     return {p: (v[rows] if v is not None else np.zeros((0, 0), np.float32)) for p, v in out.items()}
 

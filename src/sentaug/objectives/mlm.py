@@ -4,6 +4,9 @@ BERT's recipe: 15 % of the non-special tokens are selected; of those 80 % become
 random token, 10 % stay as they are; the loss is cross-entropy on the selected positions only. The masked
 copy is encoded by the same backbone the contrastive views use; the LM head is the one the checkpoint
 ships (`AutoModelForMaskedLM`), randomly initialised where it has none.
+
+Masks are drawn on the host, where the ids are given: whether a batch selected any position is then known
+without waiting for the device, and only the masked ids and labels travel to it.
 """
 from __future__ import annotations
 
@@ -44,14 +47,19 @@ class MaskedLM(nn.Module):
 
     def forward(self, backbone: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                 generator: torch.Generator | None = None) -> torch.Tensor:
-        """The loss of `copies` independently masked copies, summed (masks drawn one copy after the other)."""
+        """The loss of `copies` independently masked copies, summed (masks drawn one copy after the other).
+        `input_ids` and `attention_mask` are best given on the host (any device works)."""
+        input_ids, attention_mask = input_ids.cpu(), attention_mask.cpu()
         return sum(self._one_copy(backbone, input_ids, attention_mask, generator) for _ in range(self.copies))
 
     def _one_copy(self, backbone, input_ids, attention_mask, generator) -> torch.Tensor:
-        special = torch.isin(input_ids, self.special_ids.to(input_ids.device)) | ~attention_mask.bool()
+        special = torch.isin(input_ids, self.special_ids) | ~attention_mask.bool()
         masked, labels = mask_tokens(input_ids, special, self.mask_id, self.vocab_size, self.probability, generator)
+        selected = bool((labels != -100).any())
+        device = next(backbone.parameters()).device
+        masked, attention_mask, labels = (t.to(device, non_blocking=True) for t in (masked, attention_mask, labels))
         hidden = backbone(input_ids=masked, attention_mask=attention_mask, return_dict=True).last_hidden_state
         logits = self.lm_head(hidden)
-        if not (labels != -100).any():
+        if not selected:
             return logits.sum() * 0.0  # nothing selected in this batch (tiny batches): no signal, no NaN
         return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), labels.view(-1), ignore_index=-100)

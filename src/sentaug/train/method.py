@@ -12,7 +12,10 @@ Declared in config.yaml (`methods:`) and resolved into the training spec by `sen
     objectives:    [{name: virtual_augmentation | discriminator | mlm, weight: w, ...parameters}]
 
 `Method.loss(batch, step)` encodes every text a step needs in one forward pass (anchors, positives,
-retrieved negatives, augmented views), then adds the weighted objectives to the contrastive term.
+retrieved negatives, augmented views), then adds the weighted objectives to the contrastive term. Texts are
+turned into ids by a `BatchTokenizer`: looked up in the run's token files where given, else tokenized per
+batch (the same ids either way). The loss and its parts stay on the device: reading them (`.item()`) would
+make the host wait for the step to finish, so the trainer does it only where it writes a log line.
 Randomness inside a step (retrieval draws, perturbation noise, MLM masks) comes from a generator seeded by
 (seed, step), so a resumed run draws what an uninterrupted one would.
 """
@@ -22,6 +25,7 @@ import torch
 from torch import nn
 
 from ..augment.cards import TOKENS_PREFIX, decode_tokens
+from ..models.tokens import BatchTokenizer, to_device
 from ..objectives import InfoNCE, NTXent
 from ..objectives.discriminator import AugmentationDiscriminator
 from ..objectives.mlm import MaskedLM
@@ -33,13 +37,16 @@ OBJECTIVES = ("virtual_augmentation", "discriminator", "mlm")
 
 
 def encode_mixed(tokenizer, texts: list[str], max_length: int):
-    """Input ids and attention mask for texts some of which are token sequences (CARDS Table 5's
-    re-tokenization / BPE-dropout caches: TOKENS_PREFIX + the tokenizer's own tokens). A plain text is
-    tokenized as usual; a token sequence is mapped to ids as it stands, truncated like a text and framed by the
-    tokenizer's special tokens, so that a sequence equal to a text's own tokenization encodes exactly as that
-    text. A token outside the vocabulary means the cache was built with another tokenizer: an error."""
-    from ..augment.cards import decode_tokens
+    """Input ids and attention mask for texts some of which are token sequences (`mixed_ids`), padded."""
+    return tokenizer.pad({"input_ids": mixed_ids(tokenizer, texts, max_length)}, padding=True, return_tensors="pt")
 
+
+def mixed_ids(tokenizer, texts: list[str], max_length: int) -> list[list[int]]:
+    """Ids of texts some of which are token sequences (CARDS Table 5's re-tokenization / BPE-dropout caches:
+    TOKENS_PREFIX + the tokenizer's own tokens). A plain text is tokenized as usual; a token sequence is mapped
+    to ids as it stands, truncated like a text and framed by the tokenizer's special tokens, so that a sequence
+    equal to a text's own tokenization encodes exactly as that text. A token outside the vocabulary means the
+    cache was built with another tokenizer: an error."""
     prefix, suffix = special_frame(tokenizer)
     ids = []
     for text in texts:
@@ -53,7 +60,7 @@ def encode_mixed(tokenizer, texts: list[str], max_length: int):
             raise ValueError(f"token-level positive has tokens outside the backbone's vocabulary ({unknown[:3]}): "
                              f"the cache was built with another tokenizer")
         ids.append(prefix + token_ids[:max(0, max_length - len(prefix) - len(suffix))] + suffix)
-    return tokenizer.pad({"input_ids": ids}, padding=True, return_tensors="pt")
+    return ids
 
 
 def special_frame(tokenizer) -> tuple[list[int], list[int]]:
@@ -76,9 +83,10 @@ def needs_mlm(spec: dict) -> bool:
 
 class Method(nn.Module):
     def __init__(self, spec: dict, encoder, tokenizer, data: TrainingData, lm_head: nn.Module | None = None,
-                 index_path: str | None = None):
+                 index_path: str | None = None, token_tables=()):
         super().__init__()
         self.spec, self.encoder, self.tokenizer, self.data = spec, encoder, tokenizer, data
+        self.batch_tokenizer = BatchTokenizer(tokenizer, spec["max_seq_length"], token_tables)
         tau = spec["temperature"]
         contrastive = spec.get("contrastive") or "infonce"
         contrastive = {"name": contrastive} if isinstance(contrastive, str) else dict(contrastive)
@@ -140,15 +148,16 @@ class Method(nn.Module):
         backbone = {id(p) for p in self.encoder.backbone.parameters()}
         return [p for p in self.parameters() if id(p) not in backbone]
 
-    def _tokenize(self, texts: list[str]):
+    def _tokenize(self, texts: list[str]) -> dict[str, torch.Tensor]:
+        """input_ids and attention_mask of `texts`, padded to the longest, on the model's device."""
         dev = next(self.encoder.parameters()).device
-        if any(t.startswith(TOKENS_PREFIX) for t in texts):
+        if any(t.startswith(TOKENS_PREFIX) for t in texts):     # token-level positives (CARDS Table 5)
             return encode_mixed(self.tokenizer, texts, self.spec["max_seq_length"]).to(dev)
-        return self.tokenizer(texts, padding=True, truncation=True, max_length=self.spec["max_seq_length"],
-                              return_tensors="pt").to(dev)
+        return to_device(self.batch_tokenizer.encode(texts), dev)
 
-    def loss(self, batch: Batch, step: int) -> tuple[torch.Tensor, dict[str, float]]:
-        """The loss to back-propagate for the global `batch` of this step, and its parts (for the log).
+    def loss(self, batch: Batch, step: int) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The loss to back-propagate for the global `batch` of this step, and its parts (detached, on the
+        device; for the log).
 
         Under data parallelism (`sentaug.train.distributed`) this rank encodes its slice; the contrastive
         loss is over the gathered global batch, the other objectives over this rank's slice, scaled by
@@ -188,25 +197,26 @@ class Method(nn.Module):
             total = self.contrastive(z1, z2, negatives, own_only)
         else:
             total = self.contrastive(z1, z2)
-        parts = {"contrastive": total.item()}
+        parts = {"contrastive": total.detach()}
         for name, module in self.objectives.items():
             if name == "virtual_augmentation":
                 value = module(e[:b], self.encoder.head or nn.Identity(), g)
             elif name == "discriminator":
                 labels = torch.tensor(batch.labels[mine], device=z.device)
                 value, accuracy = module.loss_and_accuracy(e[:b], e[2 * b + n_neg:], labels)
-                parts["discriminator_accuracy"] = accuracy.item()   # logged like a loss part (AugCSE Fig. 5)
+                parts["discriminator_accuracy"] = accuracy.detach()   # logged like a loss part (AugCSE Fig. 5)
             else:
                 value = self._masked_lm(batch.originals[mine], g)
-            parts[name] = value.item()
+            parts[name] = value.detach()
             total = total + self.weights[name] / size * value
         return total, parts
 
     def _masked_lm(self, originals: list[str], g: torch.Generator) -> torch.Tensor:
-        """The mlm objective, on masked copies of the original sentences."""
-        orig = self._tokenize(originals)
+        """The mlm objective, on masked copies of the original sentences (ids on the host: the masks are
+        drawn there, see `MaskedLM`)."""
+        orig = self.batch_tokenizer.encode(originals)
         return self.objectives["mlm"](self.encoder.backbone, orig["input_ids"], orig["attention_mask"], g)
 
     def _objectives_only(self, originals: list[str], g: torch.Generator, size: int):
         value = self._masked_lm(originals, g)
-        return self.weights["mlm"] / size * value, {"mlm": value.item()}
+        return self.weights["mlm"] / size * value, {"mlm": value.detach()}

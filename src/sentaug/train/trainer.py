@@ -9,6 +9,12 @@ every `eval_steps` steps and at the end, best checkpoint kept. Deterministic on 
 order, dropout), resumable from the last checkpoint with the same result as an uninterrupted run, bf16
 autocast on CUDA; data parallel under torchrun (`sentaug.train.distributed`).
 
+On a GPU the host must run ahead of the device: the step loop never waits for it except where it writes a
+log line (the running loss and its parts are summed on the device, in float64 as the host summed them
+before, and read every `LOG_EVERY` steps), fixed texts come as ids from token files (`tokens`, written by
+`sentaug tokenize`), and AdamW is the fused CUDA kernel. On the CPU the optimiser is the same as before, so
+CPU runs give the same numbers bit for bit. Benchmarks and measurements: benchmarks/gpu_notes.md.
+
 Output folder (`out`): the best model in Hugging Face layout (loadable by AutoModel and
 SentenceTransformer), `train_log.jsonl` and `train_summary.json`. While training, everything lives in
 `<out>.partial/` and is renamed to `out` only when the run has finished.
@@ -27,6 +33,7 @@ import torch
 
 from ..io import write_json
 from ..models.encoder import SentenceEncoder, pick_device
+from ..models.tokens import TokenTable
 from . import distributed
 from .method import Method, needs_mlm
 from .sources import training_data
@@ -132,11 +139,20 @@ class _Checkpoint:
         return state["step"], state["best"], state["loss_window"]
 
 
+def make_optimizer(method, spec: dict, device: torch.device) -> torch.optim.AdamW:
+    """AdamW over `parameter_groups`: the fused CUDA kernel on a GPU (one launch for every tensor), the
+    default implementation elsewhere."""
+    fused = {"fused": True} if device.type == "cuda" else {}
+    return torch.optim.AdamW(parameter_groups(method, spec), lr=spec["learning_rate"], **fused)
+
+
 def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out: str,
           resume: bool = False, stop_after: int | None = None, device: str | None = None,
-          index: str | None = None) -> dict | None:
+          index: str | None = None, tokens=(), compile_backbone: bool = False) -> dict | None:
     """Train one (method, backbone, seed) run. `positives`: the cache file(s) the method reads (None, a path
-    or a list, in the order `TrainingData` expects); `index`: the retrieval index for retrieved negatives.
+    or a list, in the order `TrainingData` expects); `index`: the retrieval index for retrieved negatives;
+    `tokens`: token files (`sentaug tokenize`) of the corpus and caches, under this run's tokenizer;
+    `compile_backbone`: run the backbone through `torch.compile` (benchmarks/gpu_notes.md).
     `stop_after` interrupts after that step (for tests)."""
     from tqdm.auto import tqdm
 
@@ -157,15 +173,17 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     if not len(data):
         raise ValueError(f"{corpus}: no training sentences")
     model, tokenizer, lm_head = load_backbone(backbone, spec, dev)
+    if compile_backbone:
+        model.forward = torch.compile(model.forward, dynamic=True)
     torch.manual_seed(spec["seed"])  # heads and discriminator are initialised from the seed only
     encoder = SentenceEncoder(model, pooler=spec["pooler"], head=spec.get("head"),
                               head_only_train=spec["mlp_only_train"])
     if encoder.head_name == "mlp":  # initialised like SimCSE's MLPLayer (the backbone's _init_weights)
         torch.nn.init.normal_(encoder.head.dense.weight, std=model.config.initializer_range)
         torch.nn.init.zeros_(encoder.head.dense.bias)
-    method = Method(spec, encoder, tokenizer, data, lm_head, index).to(dev)
+    method = Method(spec, encoder, tokenizer, data, lm_head, index, [TokenTable.load(t) for t in tokens]).to(dev)
     total = spec["max_steps"] or spec["epochs"] * math.ceil(len(data) / spec["batch_size"])
-    optimizer = torch.optim.AdamW(parameter_groups(method, spec), lr=spec["learning_rate"])
+    optimizer = make_optimizer(method, spec, dev)
     scheduler = lr_schedule(optimizer, total, spec.get("schedule", "linear"))
     evaluator = dev_evaluator(spec, dev_data)
     ckpt = _Checkpoint(partial)
@@ -176,6 +194,7 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     if restored:
         step, best, (running, since) = restored
         print(f"[train] resumed at step {step} (best STS-B dev so far {best:.2f})")
+    running = torch.tensor(running, dtype=torch.float64, device=dev)   # summed on the device: no wait per step
     if restored and lead:
         # records written after that checkpoint are replayed by the resumed run
         kept = [r for r in log_path.read_text().splitlines() if json.loads(r)["step"] <= step] \
@@ -217,17 +236,17 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
-            running, since = running + loss.item(), since + 1
+            running, since = running + loss.detach().double(), since + 1
             for name, value in parts.items():
-                part_sums[name] = part_sums.get(name, 0.0) + value
+                part_sums[name] = part_sums.get(name, 0.0) + value.double()
             bar.update(1)
             record = None
             if step % LOG_EVERY == 0 or step % spec["eval_steps"] == 0 or step == total:
-                record = {"step": step, "loss": running / since, "lr": scheduler.get_last_lr()[0],
+                record = {"step": step, "loss": running.item() / since, "lr": scheduler.get_last_lr()[0],
                           "elapsed_s": round(time.time() - started, 2)}
                 if set(part_sums) != {"contrastive"}:      # the parts, unless plain contrastive
-                    record["parts"] = {k: v / since for k, v in part_sums.items()}
-                running, since, part_sums = 0.0, 0, {}
+                    record["parts"] = {k: v.item() / since for k, v in part_sums.items()}
+                running, since, part_sums = torch.zeros_like(running), 0, {}
             if step % spec["eval_steps"] == 0 or step == total:
                 record["stsb_dev"] = evaluate_and_keep_best(step)
                 record["best_stsb_dev"] = best
@@ -236,7 +255,7 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
                 log.write(json.dumps(record) + "\n")
                 log.flush()
             if lead and (step % spec["save_steps"] == 0 or step == stop_after):
-                ckpt.save(method, optimizer, scheduler, step, best, digest, (running, since))
+                ckpt.save(method, optimizer, scheduler, step, best, digest, (running.item(), since))
             if step == stop_after:
                 bar.close()
                 return None
@@ -247,7 +266,10 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     best_info = json.loads((partial / "best" / "best_step.json").read_text())
     summary = {"spec": spec, "steps": total, "best_step": best_info["step"], "best_stsb_dev": best_info["stsb_dev"],
                "train_seconds": round(seconds, 2), "steps_per_second": round((total - first_step) / seconds, 3),
-               "n_train_pairs": len(data), "device": str(dev), "versions": _versions()}
+               "n_train_pairs": len(data), "device": str(dev), "versions": _versions(),
+               "attn_implementation": model.config._attn_implementation,
+               "token_lookups": {"from_files": method.batch_tokenizer.hits,
+                                 "tokenized": method.batch_tokenizer.misses}}
     final = partial / "best"
     shutil.move(str(log_path), final / "train_log.jsonl")
     write_json(final / "train_summary.json", summary)

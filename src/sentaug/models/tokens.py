@@ -1,0 +1,267 @@
+"""Token ids computed once: padding of pre-tokenized batches, and token files of fixed texts.
+
+Every run on a corpus encodes the same sentences (the corpus, its augmentation caches, and the retrieval
+pool, which is a subset of the corpus) with the same tokenizer. `sentaug tokenize` writes their ids once
+(`TokenTable`); the trainer looks each batch's texts up (`BatchTokenizer`) and pads the batch itself.
+
+Exactness: a text's ids do not depend on the other texts of its batch, so padding the ids of each text
+(tokenized alone, truncated to `max_length`) to the longest one of the batch, on the tokenizer's padding
+side, gives exactly the `input_ids` and `attention_mask` of `tokenizer(texts, padding=True,
+truncation=True, max_length=max_length)` (tests/test_tokens.py checks it). Texts missing from the tables
+(positives drawn on the fly, e.g. CARDS's switch-case) are tokenized per batch, as before.
+
+A token file (`.npz`) holds the distinct texts (UTF-8 bytes + offsets), their ids (uint16 when the
+vocabulary fits, else int32) + offsets, and a JSON record (`meta`): the tokenizer's fingerprint, the
+max_length, the source file and its sha256. A file is only used with the tokenizer it was written for.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+import numpy as np
+import torch
+
+FORMAT = 1
+
+
+def tokenizer_fingerprint(tokenizer) -> str:
+    """A hash of everything that decides a tokenizer's ids: vocabulary, added tokens, normaliser,
+    pre-tokeniser, model, post-processor (special tokens), and the padding and truncation sides.
+
+    The fast tokenizer's per-call truncation/padding state is left out: a call changes it."""
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:
+        state = json.loads(backend.to_str())
+        state.pop("truncation", None)
+        state.pop("padding", None)
+    else:
+        state = {"vocab": sorted(tokenizer.get_vocab().items())}
+    state["_class"] = type(tokenizer).__name__
+    state["_sides"] = [tokenizer.padding_side, tokenizer.truncation_side]
+    return hashlib.sha256(json.dumps(state, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def token_ids(tokenizer, texts: list[str], max_length: int | None, chunk: int = 8192,
+              progress: bool = False) -> list[list[int]]:
+    """Each text's ids as the tokenizer gives them (special tokens added; truncated when max_length is set).
+    Token-level cache entries (CARDS Table 5) are mapped as the trainer maps them (`mixed_ids`)."""
+    from ..augment.cards import TOKENS_PREFIX
+
+    if max_length is not None and any(t.startswith(TOKENS_PREFIX) for t in texts):
+        from ..train.method import mixed_ids
+
+        return mixed_ids(tokenizer, texts, max_length)
+    starts = range(0, len(texts), chunk)
+    if progress:
+        from tqdm.auto import tqdm
+
+        starts = tqdm(starts, desc="tokenizing", unit="chunk")
+    out: list[list[int]] = []
+    for start in starts:   # (fast tokenizers raise on an empty list, hence the chunks are never empty)
+        out += tokenizer(texts[start:start + chunk], add_special_tokens=True, truncation=max_length is not None,
+                         max_length=max_length)["input_ids"]
+    return out
+
+
+def pad(sequences, pad_id: int | None, side: str = "right") -> tuple[torch.Tensor, torch.Tensor]:
+    """(input_ids, attention_mask), int64 [B, T], T the longest sequence: what a tokenizer called with
+    padding=True returns for the texts these sequences are the ids of."""
+    lengths = np.fromiter((len(s) for s in sequences), dtype=np.int64, count=len(sequences))
+    width = int(lengths.max()) if len(lengths) else 0
+    if pad_id is None and (lengths < width).any():
+        raise ValueError("the tokenizer has no padding token: cannot pad a batch of unequal lengths")
+    ids = np.full((len(lengths), width), 0 if pad_id is None else pad_id, dtype=np.int64)
+    positions = np.arange(width)
+    mask = positions < lengths[:, None] if side == "right" else positions >= width - lengths[:, None]
+    if len(lengths):
+        ids[mask] = np.concatenate([np.asarray(s, dtype=np.int64) for s in sequences])
+    return torch.from_numpy(ids), torch.from_numpy(mask.astype(np.int64))
+
+
+def model_inputs(tokenizer, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The keys the tokenizer itself would return for single sentences (token_type_ids all 0 where the
+    model takes them)."""
+    out = {"input_ids": input_ids, "attention_mask": attention_mask}
+    if "token_type_ids" in getattr(tokenizer, "model_input_names", ()):
+        out["token_type_ids"] = torch.zeros_like(input_ids)
+    return out
+
+
+def to_device(tensors: dict[str, torch.Tensor], device) -> dict[str, torch.Tensor]:
+    """Host tensors onto `device`; to a GPU from pinned memory without blocking the host."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return {k: v.to(device) for k, v in tensors.items()}
+    return {k: v.pin_memory().to(device, non_blocking=True) for k, v in tensors.items()}
+
+
+def _pack(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    encoded = [t.encode("utf-8") for t in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+
+def _unpack(data: np.ndarray, offsets: np.ndarray) -> list[str]:
+    raw = data.tobytes()
+    return [raw[a:b].decode("utf-8") for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
+
+
+class TokenTable:
+    """The ids of a set of distinct texts under one tokenizer and max_length."""
+
+    def __init__(self, texts: list[str], ids: np.ndarray, offsets: np.ndarray, meta: dict):
+        self.texts, self.ids, self.offsets, self.meta = texts, ids, offsets, meta
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def row(self, i: int) -> np.ndarray:
+        return self.ids[self.offsets[i]:self.offsets[i + 1]]
+
+    @classmethod
+    def build(cls, tokenizer, texts, max_length: int, progress: bool = False, **meta) -> "TokenTable":
+        texts = list(dict.fromkeys(texts))
+        seqs = token_ids(tokenizer, texts, max_length, progress=progress) if texts else []
+        offsets = np.zeros(len(seqs) + 1, dtype=np.int64)
+        np.cumsum([len(s) for s in seqs], out=offsets[1:])
+        dtype = np.uint16 if len(tokenizer) <= np.iinfo(np.uint16).max + 1 else np.int32
+        ids = np.fromiter((i for s in seqs for i in s), dtype=dtype, count=int(offsets[-1]))
+        meta = {"format": FORMAT, "fingerprint": tokenizer_fingerprint(tokenizer), "max_length": max_length,
+                "n_texts": len(texts), "n_tokens": int(offsets[-1]), **meta}
+        return cls(texts, ids, offsets, meta)
+
+    def save(self, path: str | os.PathLike) -> None:
+        from ..io import atomic_path
+
+        if not str(path).endswith(".npz"):
+            raise ValueError(f"token file must end in .npz: {path}")
+        data, text_offsets = _pack(self.texts)
+        with atomic_path(path) as tmp, open(tmp, "wb") as f:
+            np.savez(f, ids=self.ids, offsets=self.offsets, text_bytes=data, text_offsets=text_offsets,
+                     meta=np.array(json.dumps(self.meta)))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "TokenTable":
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"token file not found: {path}")
+        with np.load(path) as z:
+            missing = {"ids", "offsets", "text_bytes", "text_offsets", "meta"} - set(z.files)
+            if missing:
+                raise ValueError(f"{path} is not a token file (missing {', '.join(sorted(missing))})")
+            meta = json.loads(str(z["meta"]))
+            if meta.get("format") != FORMAT:
+                raise ValueError(f"{path}: token file format {meta.get('format')}, expected {FORMAT}: rebuild it")
+            meta["path"] = str(path)
+            return cls(_unpack(z["text_bytes"], z["text_offsets"]), z["ids"], z["offsets"], meta)
+
+
+class BatchTokenizer:
+    """`encode(texts)`: the padded input_ids and attention_mask of a batch of texts, looked up in token
+    tables where the text is there, tokenized now otherwise; identical either way (module docstring)."""
+
+    def __init__(self, tokenizer, max_length: int, tables=()):
+        self.tokenizer, self.max_length = tokenizer, max_length
+        fingerprint = tokenizer_fingerprint(tokenizer) if tables else None
+        self._row: dict[str, int] = {}
+        parts, offsets, base = [], [np.zeros(1, dtype=np.int64)], 0
+        for table in tables:
+            where = table.meta.get("path", "a token table")
+            if table.meta["fingerprint"] != fingerprint:
+                raise ValueError(f"{where} was written for another tokenizer (fingerprint "
+                                 f"{table.meta['fingerprint']}, this run's is {fingerprint}): rebuild it with "
+                                 f"the run's backbone and added tokens")
+            if table.meta["max_length"] != max_length:
+                raise ValueError(f"{where} was truncated to {table.meta['max_length']} tokens, this run uses "
+                                 f"max_seq_length {max_length}")
+            for i, text in enumerate(table.texts):
+                self._row.setdefault(text, base + i)
+            parts.append(table.ids)
+            offsets.append(table.offsets[1:] + offsets[-1][-1])
+            base += len(table)
+        self._ids = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+        self._offsets = np.concatenate(offsets)
+        self.hits = self.misses = 0
+
+    def sequences(self, texts: list[str]) -> list:
+        rows = [self._row.get(t) for t in texts]
+        missing = [i for i, r in enumerate(rows) if r is None]
+        fresh = token_ids(self.tokenizer, [texts[i] for i in missing], self.max_length) if missing else []
+        seqs: list = [None] * len(texts)
+        for i, ids in zip(missing, fresh):
+            seqs[i] = ids
+        for i, r in enumerate(rows):
+            if r is not None:
+                seqs[i] = self._ids[self._offsets[r]:self._offsets[r + 1]]
+        self.hits += len(texts) - len(missing)
+        self.misses += len(missing)
+        return seqs
+
+    def encode(self, texts: list[str]) -> dict[str, torch.Tensor]:
+        """{"input_ids", "attention_mask"} (int64, on the CPU) of `texts`, padded to the longest."""
+        input_ids, attention_mask = pad(self.sequences(texts), self.tokenizer.pad_token_id,
+                                        self.tokenizer.padding_side)
+        return {"input_ids": input_ids, "attention_mask": attention_mask}
+
+
+def token_key(max_length: int, add_tokens=()) -> str:
+    """The folder naming a tokenization: `len32`, or `len32-added-del` with CLEAR's [DEL] added."""
+    key = f"len{max_length}"
+    if add_tokens:
+        key += "-added-" + "-".join(_slug(t) for t in add_tokens)
+    return key
+
+
+def parse_token_key(key: str, known_tokens) -> tuple[int, list[str]]:
+    """(max_length, added tokens) of a `token_key`, the tokens looked up among `known_tokens`."""
+    m = re.fullmatch(r"len(\d+)(?:-added-(.+))?", key)
+    if not m:
+        raise ValueError(f"token key '{key}' is not len<N> or len<N>-added-<tokens>")
+    by_slug = {_slug(t): t for t in known_tokens}
+    added = []
+    for slug in (m.group(2) or "").split("-") if m.group(2) else []:
+        if slug not in by_slug:
+            raise ValueError(f"token key '{key}': no declared add_tokens entry reads '{slug}'")
+        added.append(by_slug[slug])
+    return int(m.group(1)), added
+
+
+def _slug(token: str) -> str:
+    slug = re.sub(r"[^0-9a-z]+", "", token.lower())
+    if not slug:
+        raise ValueError(f"added token {token!r} has no letters or digits to name its token files by")
+    return slug
+
+
+def texts_of(path: str | os.PathLike) -> list[str]:
+    """The texts a token file is built from: a corpus's lines (.txt) or a cache's augmented column (.parquet)."""
+    path = Path(path)
+    if path.suffix == ".parquet":
+        import pandas as pd
+
+        return pd.read_parquet(path, columns=["augmented"])["augmented"].tolist()
+    from ..data.corpus import read_corpus
+
+    return [line.text for line in read_corpus(path)]
+
+
+def build_token_file(texts_path, backbone_dir, max_length: int, out, add_tokens=(), progress: bool = True) -> dict:
+    """`sentaug tokenize`: the ids of every text of a corpus or cache under the backbone's tokenizer."""
+    from transformers import AutoTokenizer
+
+    from ..io import sha256_file
+
+    if not Path(texts_path).is_file():
+        raise FileNotFoundError(f"texts not found: {texts_path}")
+    tokenizer = AutoTokenizer.from_pretrained(str(backbone_dir))
+    tokenizer.add_tokens(list(add_tokens))
+    table = TokenTable.build(tokenizer, texts_of(texts_path), max_length, progress=progress,
+                             source=str(texts_path), source_sha256=sha256_file(texts_path),
+                             backbone=str(backbone_dir), add_tokens=list(add_tokens))
+    table.save(out)
+    return table.meta
