@@ -54,7 +54,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 
-from .registry import Param, register
+from ..registry import Param, register
 
 FAMILY = "augcse"
 _WORD = re.compile(r"^[A-Za-z]+$")
@@ -207,7 +207,7 @@ def inflect_like(tok, lemma: str) -> str | None:
 # Meaning alteration
 # --------------------------------------------------------------------------------------------------
 def _wn():
-    from . import wordnet
+    from .. import wordnet
 
     return wordnet
 
