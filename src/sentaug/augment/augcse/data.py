@@ -57,10 +57,13 @@ def countries() -> dict[str, dict]:
 
 @lru_cache(maxsize=1)
 def language_names() -> dict[str, str]:
-    """Language code -> name, from the locale table NL-Augmenter ships (first name listed for a code)."""
+    """Locale code ("ro", "ar-dz") and its language part ("ar") -> language name ("Arabic"), from the locale
+    table NL-Augmenter ships, read as it reads it (a later row overwrites an earlier one)."""
     out = {}
     for ln in lines("locales.txt")[1:]:
         f = ln.split("\t")
         if len(f) > 2:
-            out.setdefault(f[1], f[0].split(" - ")[0])
+            language = f[0].split("-")[0].strip()
+            out[f[2]] = language
+            out[f[2].split("-")[0].strip()] = language
     return out
