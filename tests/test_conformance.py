@@ -1,10 +1,13 @@
 """Agreement with the code the papers ran (sentaug.augment.conformance): NL-Augmenter's own test cases for every
-augmentation AugCSE took from it, run one test per transformation. Each test measures the agreement and asserts
-that the cases we do not reproduce are exactly those listed, with a reason, in
-resources/reference/known_failures.yaml (so a regression, or a fix, shows up here)."""
+augmentation AugCSE took from it, SDA's released augmentation code on sentences whose parse is recorded, and
+CARDS's collator on sentences with apostrophes, digits and non-ASCII letters; one test per augmentation. Each
+measures the agreement and asserts that the cases we do not reproduce are exactly those listed, with a
+reason, in resources/reference/known_failures.yaml (so a regression, or a fix, shows up here)."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
@@ -23,15 +26,24 @@ def _needs_spacy_and_wordnet():
         pytest.skip(str(e))
 
 
+MODELS = Path(os.environ.get("SENTAUG_MODEL_MIRROR") or Path(__file__).resolve().parents[2] / "shared" / "models")
+REPOSITORIES = {"nlaugmenter": "GEM-benchmark/NL-Augmenter", "sda_released.json": "Zhudongsheng75/SDA",
+                "cards_collator.json": "alibaba/SimCSE-with-CARDS"}
+
+
 def test_reference_files_name_their_source():
     for check in C.CHECKS:
         src = C.load_reference(check.reference)["source"]
-        assert src["repository"] == "GEM-benchmark/NL-Augmenter" and len(src["commit"]) == 40
-        assert src["path"].endswith("/test.json") and C.cases(check), check.op
+        assert src["repository"] == REPOSITORIES[check.reference.split("/")[0]] and len(src["commit"]) == 40
+        assert src["path"] and C.cases(check), check.op
 
 
 @pytest.mark.parametrize("op", sorted({c.op for c in C.CHECKS}))
-def test_agreement_with_nlaugmenter(op):
+def test_agreement_with_reference(op, monkeypatch):
+    if any(c.op == op and c.reference == "cards_collator.json" for c in C.CHECKS):
+        if not (MODELS / "roberta-base-tokenizer").is_dir():
+            pytest.skip("needs ../shared/models/roberta-base-tokenizer (CARDS's tokenizer-dependent cases)")
+        monkeypatch.setenv("SENTAUG_MODEL_MIRROR", str(MODELS))
     result = C.evaluate(only={op})[op]
     failing = {f["input"] for f in result["failures"]}
     known = C.known_failures().get(op, {})
@@ -69,5 +81,6 @@ def test_conformance_cli_writes_json(tmp_path):
     data = json.loads(out.read_text())
     assert set(data["augmentations"]) == {"GenderSwap", "NumericToWord"}
     entry = data["augmentations"]["NumericToWord"]
+    assert data["spacy_model"] == "en_core_web_sm"
     assert entry["n"] == 80 and entry["agree"] == 80 and entry["agreement"] == 100.0
     assert entry["reference"].startswith("GEM-benchmark/NL-Augmenter:nlaugmenter/transformations/numeric_to_word")

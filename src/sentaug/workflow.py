@@ -206,7 +206,14 @@ class Workflow:
             return {}
         spec = self.papers[paper]["tables"][table]
         kind = table_kind(spec["kind"])
-        return {str(i): kind.inputs(self, paper, row) for i, row in enumerate(sc.iter_rows(spec))}
+        out = {}
+        for i, row in enumerate(sc.iter_rows(spec)):
+            files = kind.inputs(self, paper, row)
+            if isinstance(files, dict):   # the columns read different files: "<row>/<column>"
+                out.update({f"{i}/{spec['columns'][j]}": f for j, f in files.items()})
+            else:
+                out[str(i)] = files
+        return out
 
     def table_meta(self, paper: str | None = None, table: str | None = None) -> dict:
         meta = {"stand_ins": self.S["backbones"], "corpus": self.corpus, "seeds": len(self.seeds)}

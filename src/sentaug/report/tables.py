@@ -23,15 +23,18 @@ def summarise(values: list[float]) -> tuple[float, float]:
 
 def table_rows(paper: dict, table_name: str, inputs: dict) -> list[dict]:
     """One record per (row, column): reproduced mean/sd over the row's result files, paper value, diff.
-    A cell the kind reads as None in every file (not built at this scale) has no reproduced value."""
+    A cell the kind reads as None in every file (not built at this scale) has no reproduced value. `inputs`
+    maps a row index to its result files, or, for a row whose columns read different files (an augmentation
+    share with one augmentation per column), "<row index>/<column>" to that column's files."""
     table = paper["tables"][table_name]
     kind = table_kind(table["kind"])
     columns = table["columns"]
     records = []
     for i, row in enumerate(iter_rows(table)):
-        files = inputs[str(i)]
-        cells = [kind.row_cells(read_json(f), columns, row) for f in files]
+        shared = [kind.row_cells(read_json(f), columns, row) for f in inputs[str(i)]] if str(i) in inputs else None
         for column, reported in zip(columns, row["paper"]):
+            cells = shared if shared is not None else \
+                [kind.row_cells(read_json(f), columns, row) for f in inputs[f"{i}/{column}"]]
             values = [float(c[column]) for c in cells if c[column] is not None]
             record = {"block": row.get("block", ""), "row": row["label"], "column": column,
                       "reproduced": None, "sd": None, "n": len(values), "paper": reported, "diff": None}

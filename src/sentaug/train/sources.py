@@ -2,7 +2,9 @@
 
 Positive sources (`positive.source`), each giving the anchor and positive text of corpus line i:
 - `dropout` (unsupervised SimCSE): the positive is the anchor itself; two dropout masks make the views.
-- `cache`: the cached augmentation of the anchor (SDA and friends); unchanged lines pair with themselves.
+- `cache`: the cached augmentation of the anchor (SDA and friends); unchanged lines pair with themselves. A
+  cache with an ``anchor`` column (an anchored augmentation: SDA's released code trains on the spaCy-tokenised
+  sentence) gives the anchor too.
 - `switch_case` (CARDS): the positive is a switch-cased copy drawn on the fly, per (seed, step, line),
   as CARDS's collator does; the cache of the same augmentation only serves analysis.
 - `two_views` (CLEAR): both sides are augmented, by the same augmentation with two different seeds (two
@@ -43,8 +45,12 @@ class Batch:
 
 def _read_cache(path: str | Path):
     import pandas as pd
+    import pyarrow.parquet as pq
 
-    return pd.read_parquet(path, columns=["original", "augmented", "changed", "flag"])
+    columns = ["original", "augmented", "changed", "flag"]
+    if "anchor" in pq.read_schema(path).names:
+        columns.insert(1, "anchor")
+    return pd.read_parquet(path, columns=columns)
 
 
 def _lower(texts: list[str]) -> list[str]:
@@ -81,6 +87,9 @@ class TrainingData:
             raise ValueError(f"unknown positive source '{self.source}'")
         n_positive = {"cache": 1, "two_views": 2}.get(self.source, 0)
         views = [[t["augmented"].iat[i] for i in self.lines] for t in tables[:n_positive]]
+        self.anchors = None             # the cache's own anchors (anchored augmentations), else the corpus lines
+        if self.source == "cache" and "anchor" in tables[0].columns:
+            self.anchors = [tables[0]["anchor"].iat[i] for i in self.lines]
         self.view_a = views[0] if views else None
         self.view_b = views[1] if len(views) > 1 else None
         tables = tables[n_positive:]
@@ -117,7 +126,8 @@ class TrainingData:
         if self.source == "dropout":
             anchors, positives = originals, originals
         elif self.source == "cache":
-            anchors, positives = originals, [self.view_a[i] for i in idx]
+            anchors = [self.anchors[i] for i in idx] if self.anchors is not None else originals
+            positives = [self.view_a[i] for i in idx]
         elif self.source == "two_views":
             anchors, positives = [self.view_a[i] for i in idx], [self.view_b[i] for i in idx]
         elif self.source == "augmented_view":
@@ -128,7 +138,7 @@ class TrainingData:
             p = self.spec["positive"]
             anchors = originals
             positives = [switch_case(t, random.Random(f"{self.seed}:{step}:{self.lines[i]}"), p.get("p", 0.05),
-                                     p.get("version", "v1")) for t, i in zip(originals, idx)]
+                                     p.get("version", "v1"), p.get("normalize", "none")) for t, i in zip(originals, idx)]
         return Batch([self.lines[i] for i in idx], anchors, positives, originals,
                      [self.augmented[i] for i in idx] if self.augmented else [],
                      [self.labels[i] for i in idx] if self.labels else [])
