@@ -89,7 +89,8 @@ def _step(synset, relation: str):
     return synset.hypernyms() + synset.instance_hypernyms()
 
 
-def related_nouns(word: str, relation: str, depth: int) -> list[str]:
+@lru_cache(maxsize=100_000)
+def related_nouns(word: str, relation: str, depth: int) -> tuple[str, ...]:
     """Single-word WordNet hyponyms/hypernyms of any noun sense of `word`, up to `depth` steps away (0: all the
     way), nearest first. CheckList's Editor, which NL-Augmenter calls, walks the hierarchy the same way (its
     hypernyms reach "entity"; its hyponyms stop after three steps) before ranking the words with a masked LM."""
@@ -106,7 +107,7 @@ def related_nouns(word: str, relation: str, depth: int) -> list[str]:
                 name = lemma.name()
                 if "_" not in name and name.lower() != word.lower() and name not in out:
                     out.append(name)
-    return out
+    return tuple(out)      # cached: nouns repeat a lot, and a hierarchy three levels deep is large
 
 
 def _replace_one_noun(doc, rng, relation: str, depth: int) -> str:
