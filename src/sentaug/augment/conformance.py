@@ -20,8 +20,9 @@ reference's settings, and says how an output is compared:
 * a case with a ``count``: the number of words the output changes, under each seed;
 * a *pool* (``pool:<name>``): the reference draws at random (a colour, a city, a hyponym). Ours must make the
   same decision to change the input, and every word it replaces must be replaced from the same kind of pool
-  (`POOLS`). The reference's own output is checked against the same pool too: when it falls outside, the
-  pool is not what the reference used, and the case says so.
+  (`_slots` says where each pool may change a line, and with what). The reference's own output is checked
+  against the same pool too (``reference_in_pool``): when it falls outside, the pool is not the one the
+  reference drew from.
 
 `evaluate` runs every check and returns, per augmentation, the number of cases, how many agree (output and
 decision to change), and the failing cases. Cases we do not reproduce are listed with their reason in
@@ -49,7 +50,7 @@ class Check:
     op: str                                   # our augmentation (registry name)
     reference: str                            # file under resources/reference
     classes: tuple[str, ...]                  # the reference cases' "class" values taken from the file
-    compare: str = "exact"                    # exact | any | pool:<name>
+    compare: str = "exact"                    # exact | any | each | pool:<name>
     params: dict = field(default_factory=dict)
     args: Callable[[dict], dict] | None = None   # a case's own "args" -> our parameters
     note: str = ""                            # what the reference is, in one line (shown in the census)
@@ -206,7 +207,8 @@ def _slots(kind: str, text: str) -> list[tuple[int, int, list[str]]]:
                 out.append((m.start(), m.start() + len(key), [k for k, c in senses.items() if c == senses[key]]))
         return out
     if kind in ("hyponym", "hypernym"):
-        return [(m.start(), m.end(), sorted(_wordnet_related(m.group().lower(), kind))) for m in _WORD_RX.finditer(text)]
+        return [(m.start(), m.end(), sorted(_wordnet_related(m.group().lower(), kind)))
+                for m in _WORD_RX.finditer(text)]
     if kind == "synonym":
         return [(m.start(), m.end(), sorted(_synset_heads(m.group()))) for m in _WORD_RX.finditer(text)]
     raise KeyError(kind)
@@ -362,7 +364,8 @@ def evaluate(checks=CHECKS, only: set[str] | None = None, spacy_model: str = "en
         ref = load_reference(check.reference)
         src = ref.get("source", {})
         entry = result.setdefault(check.op, {
-            "reference": f"{src.get('repository', '?')}:{src.get('path', check.reference)}@{src.get('commit', '?')[:12]}",
+            "reference": (f"{src.get('repository', '?')}:{src.get('path', check.reference)}"
+                          f"@{src.get('commit', '?')[:12]}"),
             "compare": check.compare, "params": dict(check.params), "note": check.note,
             "n": 0, "agree": 0, "decision_agree": 0, "failures": []})
         for case in cases(check):

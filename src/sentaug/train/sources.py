@@ -138,7 +138,8 @@ class TrainingData:
             p = self.spec["positive"]
             anchors = originals
             positives = [switch_case(t, random.Random(f"{self.seed}:{step}:{self.lines[i]}"), p.get("p", 0.05),
-                                     p.get("version", "v1"), p.get("normalize", "none")) for t, i in zip(originals, idx)]
+                                     p.get("version", "v1"), p.get("normalize", "none"))
+                         for t, i in zip(originals, idx)]
         return Batch([self.lines[i] for i in idx], anchors, positives, originals,
                      [self.augmented[i] for i in idx] if self.augmented else [],
                      [self.labels[i] for i in idx] if self.labels else [])

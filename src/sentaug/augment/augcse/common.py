@@ -1,5 +1,5 @@
-"""What the AugCSE operations share: our own word lists, case copying, rendering edits of a Doc, NL-Augmenter's
-re-joining of tokens, English inflection, and WordNet lookups as NL-Augmenter's pinned nltk made them."""
+"""What the AugCSE operations share: our own word lists, case copying, NL-Augmenter's re-joining of tokens,
+English inflection, and WordNet lookups as NL-Augmenter's pinned nltk made them."""
 from __future__ import annotations
 
 import re
@@ -38,24 +38,6 @@ def match_case(src: str, new: str) -> str:
 # --------------------------------------------------------------------------------------------------
 # Writing text back
 # --------------------------------------------------------------------------------------------------
-def render(doc, texts) -> str:
-    """The Doc's text with token i written as texts[i] ("" deletes it, keeping one space between the words
-    around it; a deleted first word passes its capital on)."""
-    out: list[str] = []
-    cap_next = False
-    for tok, t in zip(doc, texts):
-        if t == "":
-            if out and tok.whitespace_ and not out[-1][-1:].isspace():
-                out[-1] += tok.whitespace_
-            if not out and tok.text[:1].isupper():
-                cap_next = True
-            continue
-        if cap_next:
-            t, cap_next = t[:1].upper() + t[1:], False
-        out.append(t + tok.whitespace_)
-    return "".join(out).rstrip() if doc.text == doc.text.rstrip() else "".join(out)
-
-
 def untokenize(words) -> str:
     """Words joined back into text the way NL-Augmenter's word-substitution transformations do it (after
     metanl's ``untokenize``): joined by spaces, then the space before closing punctuation, clitics ("'s",
@@ -67,11 +49,6 @@ def untokenize(words) -> str:
     text = re.sub(r" ([.,:;?!%]+)$", r"\1", text)
     text = text.replace(" '", "'").replace(" n't", "n't").replace("can not", "cannot")
     return text.replace(" ` ", " '").strip()
-
-
-def joined_tokens(doc) -> str:
-    """The Doc's tokens joined by single spaces (what NL-Augmenter's token-based transformations return)."""
-    return " ".join(t.text for t in doc)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -109,24 +86,6 @@ def third_person(lemma: str) -> str:
     if len(lemma) > 1 and lemma.endswith("y") and lemma[-2] not in _VOWELS:
         return lemma[:-1] + "ies"
     return lemma + "s"
-
-
-def plural(noun: str) -> str:
-    return third_person(noun) if noun not in ("be", "have", "do", "go") else noun + "s"
-
-
-def inflect_like(tok, lemma: str) -> str | None:
-    """`lemma` inflected like `tok` (by its Penn tag); None when that is not handled (VBG/VBN, ...)."""
-    tag = tok.tag_
-    if tag in ("NN", "NNP", "JJ", "RB", "VB", "VBP"):
-        return lemma
-    if tag in ("NNS", "NNPS"):
-        return plural(lemma)
-    if tag == "VBD":
-        return past_tense(lemma)
-    if tag == "VBZ":
-        return third_person(lemma)
-    return None
 
 
 # --------------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from ..registry import Param, register
 from . import data
-from .common import FAMILY, WORD, joined_tokens, synsets, untokenize, wn
+from .common import FAMILY, WORD, synsets, untokenize, wn
 
 
 # --------------------------------------------------------------------------------------------------
