@@ -53,6 +53,9 @@ def census_embedding_file(augmentation, seed, corpus=CORPUS):
     return f"{R}/census/{corpus}/{augmentation}/seed{seed}.{CENSUS_BACKBONE}.json"
 
 
+CONFORMANCE = f"{R}/conformance/{config['spacy_model']}.json"
+
+
 def census_rows():
     """Every declared augmentation, or the `census` list when the config gives one."""
     names = config.get("census") or [a for a in config["augmentations"]     # English corpus: English rules
@@ -85,16 +88,35 @@ rule augment_cosine:
         "--max-lines {params.max_lines} --out {output} 2> {log}"
 
 
+# Agreement of every augmentation with the code its paper ran, on the stored reference cases (NL-Augmenter's
+# test.json, SDA's released code, CARDS's collator): one JSON the census reads. CARDS's cases read the RoBERTa
+# tokenizer through the model mirror ($SENTAUG_MODEL_MIRROR); without it they are recorded as failing.
+rule conformance:
+    input:
+        code=code("augment", "resources/reference", "resources/wordlists"),
+    output:
+        CONFORMANCE,
+    params:
+        model=config["spacy_model"],
+    log:
+        f"{R}/logs/report/conformance.log",
+    conda:
+        "../envs/augment.yaml"
+    shell:
+        "{SENTAUG} conformance --spacy-model {params.model} --out {output} > {log} 2>&1"
+
+
 rule census:
     input:
         files=[f for row in census_rows().values() for f in row.values()],
+        conformance=CONFORMANCE,
         code=code("report/census.py"),
     output:
         tex=f"{R}/tables/augmentations.tex",
         csv=f"{R}/tables/augmentations.csv",
     params:
-        inputs=lambda w: json.dumps({"rows": census_rows(), "meta": {"corpus": CORPUS, "seed": SEEDS[0],
-                                                                     "backbone": CENSUS_BACKBONE}}),
+        inputs=lambda w: json.dumps({"rows": census_rows(), "conformance": CONFORMANCE,
+                                     "meta": {"corpus": CORPUS, "seed": SEEDS[0], "backbone": CENSUS_BACKBONE}}),
     message:
         "table augmentations (census)"
     log:

@@ -1,6 +1,8 @@
-"""AugCSE's augmentations (sentaug.augment.augcse) on hand-picked sentences: expected outputs written by hand
-from the paper's Appendix A.2 descriptions/examples, WordNet facts read from the WordNet reader directly,
-properties (counts, determinism, seeds) for the random ones, and caches with bad lines."""
+"""AugCSE's augmentations (sentaug.augment.augcse) on hand-picked sentences. Expected outputs are written by hand
+from the rules of the code AugCSE ran (NL-Augmenter's transformations, AugCSE's nlpaug wrappers), quirks
+included, and from the paper's examples; WordNet facts are read from the WordNet reader directly; the random
+ones are checked by properties (counts, pools, determinism, seeds). NL-Augmenter's own test cases are run in
+tests/test_conformance.py."""
 from __future__ import annotations
 
 import random
@@ -9,8 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sentaug.augment import augcse as A
 from sentaug.augment import registry
+from sentaug.augment.augcse import data as D
+from sentaug.augment.augcse import numbers as N
+from sentaug.augment.augcse import random_words as R
+from sentaug.augment.augcse.common import past_tense, third_person
 from sentaug.augment.parse import SpacyModelMissing, load_nlp
 
 PAPER_NAMES = ("SentenceAdjectivesAntonymsSwitch SentenceAuxiliaryNegationRemoval ReplaceHypernyms ReplaceHyponyms "
@@ -54,116 +59,151 @@ def test_all_paper_augmentations_registered():
 
 
 # -- deterministic rules: exact expected outputs ------------------------------------------------------
-@pytest.mark.parametrize("name, text, expected", [
-    ("SentenceAdjectivesAntonymsSwitch", "He is a good man.", "He is a bad man."),
-    ("SentenceAdjectivesAntonymsSwitch", "Amanda's mother was very beautiful.", "Amanda's mother was very ugly."),
-    ("SentenceAuxiliaryNegationRemoval", "He is not happy.", "He is happy."),
-    ("SentenceAuxiliaryNegationRemoval", "I didn't go there.", "I did go there."),
-    ("SentenceAuxiliaryNegationRemoval", "You can't stop now.", "You can stop now."),
-    ("SentenceSubjectObjectSwitch", "He saw her at the station.", "She saw him at the station."),
-    ("SentenceSubjectObjectSwitch", "The dog chased the cat.", "The cat chased the dog."),
-    ("Summarization", "Stillwater is not a 2010 American live-action/animated dark fantasy adventure film.",
+@pytest.mark.parametrize("name, text, params, expected", [
+    ("SentenceAdjectivesAntonymsSwitch", "He is a good man.", {}, "He is a bad man."),
+    ("SentenceAdjectivesAntonymsSwitch", "Amanda's mother was very beautiful.", {}, "Amanda's mother was very ugly."),
+    ("SentenceAuxiliaryNegationRemoval", "He is not happy.", {}, "He is happy."),
+    ("SentenceAuxiliaryNegationRemoval", "You cannot stop now.", {}, "You can stop now."),     # "can" + "not"
+    ("SentenceAuxiliaryNegationRemoval", "They do not know.", {}, "They know."),             # "do" goes too
+    ("SentenceAuxiliaryNegationRemoval", "It isn't late.", {}, "It is late."),               # the clitic's space
+    # no case change of pronouns, the moved subject keeps its capital, the first letter is capitalised
+    ("SentenceSubjectObjectSwitch", "He saw her at the station.", {}, "Her saw He at the station."),
+    ("SentenceSubjectObjectSwitch", "The dog chased the cat.", {}, "The cat chased The dog."),
+    ("Summarization", "Stillwater is not a 2010 American live-action/animated dark fantasy adventure film.", {},
      "Stillwater !is film"),                                          # the paper's own example
-    ("SentenceReordering", "I like it. It is great.", "It is great. I like it."),
-    ("TenseTransformation", "He walks to school every day.", "He walked to school every day."),
-    ("TenseTransformation", "She went home.", "She goes home."),
-    ("TenseTransformation", "I was tired and they were happy.", "I am tired and they are happy."),
-    ("TenseTransformation", "We can't stop.", "We couldn't stop."),
-    ("YodaPerturbation", "You still have much to learn.", "Much to learn, you still have."),  # paper's example
-    ("ContractionExpansions", "He often doesn't come to school.", "He often does not come to school."),
-    ("ContractionExpansions", "Don't worry, I'm fine.", "Do not worry, I am fine."),
-    ("ContractionExpansions", "I am sure it is fine.", "I'm sure it's fine."),
-    ("GenderSwap", "The king gave his daughter a gift.", "The queen gave her son a gift."),
-    ("GenderSwap", "She told him about herself.", "He told her about himself."),
-    ("GeoNamesTransformation", "John met Mary in France.",
-     "John met Mary in France (a country in Europe whose capital is Paris)."),
-    ("GeoNamesTransformation", "She lives in Tokyo.", "She lives in Tokyo (a city in Japan)."),
-    ("NumericToWord", "3 cats", "three cats"),
-    ("NumericToWord", "Tom bought 3 apples and paid $10.", "Tom bought three apples and paid ten dollars."),
-    ("NumericToWord", "It fell 13% from 1871 to 1872.", "It fell thirteen percent from eighteen seventy-one to "
-                                                         "eighteen seventy-two."),
-    ("NumericToWord", "The 21st of 1,234,567 is 3.14 at 10:30.",
-     "The twenty-first of one million two hundred thirty-four thousand five hundred sixty-seven is "
-     "three point one four at ten thirty."),
-    ("NumericToWord", "2 + 2 = 4", "two plus two equals four"),
+    ("Summarization", "Birds.", {}, ""),                              # nothing found: the empty string
+    ("SentenceReordering", "I like it. It is great.", {}, "It is great. I like it."),
+    ("TenseTransformation", "He walks to school every day.", {"to": "past"}, "He walked to school every day."),
+    ("TenseTransformation", "She went home.", {"to": "present"}, "She goes home."),
+    ("TenseTransformation", "I go to the park.", {"to": "future"}, "I will go to the park."),
+    ("TenseTransformation", "I will go to the park.", {"to": "past"}, "I went to the park."),  # "will" dropped
+    # tenseflow counts no pronoun as plural ("they is"), and conjugates a base form after a modal ("can't stopped")
+    ("TenseTransformation", "I was tired and they were happy.", {"to": "present"}, "I am tired and they is happy."),
+    ("TenseTransformation", "We can't stop.", {"to": "past"}, "We can't stopped."),
+    ("YodaPerturbation", "You still have much to learn.", {}, "Much to learn, you still have."),  # paper's example
+    ("YodaPerturbation", "You must find the treasure", {}, "Find the treasure, you must"),
+    ("ContractionExpansions", "He often doesn't come to school.", {}, "He often does not come to school."),
+    ("ContractionExpansions", "Don't worry, I'm fine.", {}, "Do not worry, I am fine."),
+    ("ContractionExpansions", "I am sure it is fine.", {}, "I'm sure it's fine."),
+    ("ContractionExpansions", "It can't be.", {}, "It cannot be."),
+    ("GenderSwap", "The king gave his daughter a gift.", {}, "The queen gave her son a gift."),
+    ("GenderSwap", "She told him about herself.", {}, "He told him about herself."),   # only the listed words
+    ("AntonymSubstitute", "Steve is able to recommend good movies quickly.", {},          # 3 flips: odd, applied
+     "Steve is unable to recommend bad movies slowly."),
+    ("AntonymSubstitute", "It is useful to keep the right answer in mind.", {},
+     "It is useful to keep the right answer in mind."),                                   # 2 flips: even, kept
+    ("AntonymSubstitute", "It is useful to keep the right answer in mind.", {"parity": "even"},
+     "It is useless to keep the incorrect answer in mind."),
+    ("NumericToWord", "3 cats", {}, "three cats"),
+    ("NumericToWord", "Tom bought 3 apples and paid $10.", {}, "Tom bought three apples and paid $10."),
+    ("NumericToWord", "It fell 13% from 1871 to 1872.", {},
+     "It fell thirteen % from eighteen seventy-one to eighteen seventy-two."),
+    ("NumericToWord", "The 21st of 1,234,567 is 3.14 at 10:30.", {},
+     "The twenty-first of one million two hundred and thirty-four thousand five hundred and sixty-seven is "
+     "three point one four at 10:30."),                     # "10:30." is no time (the full stop) and stays
+    ("NumericToWord", "2 + 2 = 4", {}, "two + two = four"),
+    ("NumericToWord", "It is 12:45 and 0:15", {}, "It is quarter to thirteen am and quarter past half am"),  # its table
+    ("CityNamesTransformation", "Birds fly south.", {}, "Birds fly south ."),           # tokens joined, as there
+    ("ColorTransformation", "He entered the room.", {"match": "word"}, "He entered the room."),
 ])
-def test_rule_outputs(nlp, wn, name, text, expected):
-    assert run(nlp, name, text) == expected
+def test_rule_outputs(nlp, wn, name, text, params, expected):
+    assert run(nlp, name, text, **params) == expected
 
 
-@pytest.mark.parametrize("name, text", [
-    ("SentenceAdjectivesAntonymsSwitch", "The cat sat on the mat."),
-    ("SentenceAuxiliaryNegationRemoval", "He is happy."),
-    ("SentenceAuxiliaryNegationRemoval", "Not everyone came."),      # negation not on an auxiliary
-    ("SentenceSubjectObjectSwitch", "He slept."),
-    ("SentenceReordering", "A single sentence, however long it is."),  # single sentence: unchanged
-    ("YodaPerturbation", "It rained."),
-    ("ContractionExpansions", "Birds fly south."),
-    ("ColorTransformation", "Birds fly south."),
-    ("CityNamesTransformation", "Birds fly south."),
-    ("GeoNamesTransformation", "Birds fly south."),
-    ("DiscourseMarkerSubstitution", "Birds fly south."),
-    ("DiscourseMarkerSubstitution", "He walked instead."),     # 'instead' is alone in its PDTB sense
-    ("NumericToWord", "Birds fly south."),
-    ("GenderSwap", "Birds fly south."),
-    ("AntonymSubstitute", "Birds fly south."),
-    ("ReplaceHyponyms", "Quickly!"),
-    ("SynonymSubstitution", "Oh, the."),
-    ("RandomDeletion", "Hello"),                                      # one word: nothing to delete
+@pytest.mark.parametrize("name, text, params", [
+    ("SentenceAdjectivesAntonymsSwitch", "The cat sat on the mat.", {}),
+    ("SentenceAuxiliaryNegationRemoval", "He is happy.", {}),
+    ("SentenceAuxiliaryNegationRemoval", "Not everyone came.", {}),      # negation not after an auxiliary
+    ("SentenceAuxiliaryNegationRemoval", "I didn't go there.", {}),      # "did" is not in NL-Augmenter's list
+    ("SentenceAuxiliaryNegationRemoval", "You can't stop now.", {}),     # "ca" + "n't" is not "can"
+    ("SentenceSubjectObjectSwitch", "He slept.", {}),
+    ("SentenceReordering", "A single sentence, however long it is.", {}),  # single sentence: unchanged
+    ("YodaPerturbation", "Rain.", {}),
+    ("ContractionExpansions", "Birds fly south.", {}),
+    ("ColorTransformation", "Birds fly south.", {}),
+    ("CityNamesTransformation", "Birds fly south.", {"spacing": "original"}),
+    ("GeoNamesTransformation", "Birds fly south.", {}),
+    ("DiscourseMarkerSubstitution", "Birds fly south.", {}),
+    ("DiscourseMarkerSubstitution", "He walked as a result.", {}),      # several-word markers are never found
+    ("NumericToWord", "Birds fly south.", {}),
+    ("GenderSwap", "Birds fly south.", {}),
+    ("AntonymSubstitute", "Birds fly south.", {}),
+    ("ReplaceHyponyms", "Quickly!", {}),
+    ("RandomDeletion", "Hello", {}),                                      # one token: nothing to delete
 ])
-def test_unchanged_when_nothing_applies(nlp, wn, name, text):
-    assert run(nlp, name, text) == text
+def test_unchanged_when_nothing_applies(nlp, wn, name, text, params):
+    assert run(nlp, name, text, **params) == text
 
 
 # -- rules with random choices: the result is one of the allowed ones --------------------------------
 def test_color_city_discourse_choices(nlp):
-    colors = {r[0] for r in A.wordlist("colors.txt")}
-    assert len(colors) == 147                               # W3C CSS3 extended colour keywords
-    outs = {run(nlp, "ColorTransformation", "The car is red.", seed=s) for s in range(6)}
+    colors = D.colors()
+    assert len(colors) == 147 and "misty rose" in colors and "dark golden rod" in colors   # NL-Augmenter's names
+    outs = {run(nlp, "ColorTransformation", "The car is red.", seed=s) for s in range(8)}
     assert len(outs) > 1
     for o in outs:
-        new = o[len("The car is "):-1]
-        assert new in colors and new != "red"
-    assert run(nlp, "ColorTransformation", "A dark sea green coat.", seed=1) != "A dark sea green coat."
-    minor = {r[0] for r in A.wordlist("cities.tsv") if r[2] == "minor"}
-    o = run(nlp, "CityNamesTransformation", "She moved from London to Paris.", seed=3)
-    a, b = o[len("She moved from "):-1].split(" to ")
-    assert a in minor and b in minor
-    o = run(nlp, "DiscourseMarkerSubstitution", "I stayed home because it rained.", seed=2)
-    assert o in ("I stayed home since it rained.", "I stayed home inasmuch as it rained.")
+        assert o.startswith("The car is ") and o.endswith(".") and o[len("The car is "):-1] in colors
+    # NL-Augmenter's substring search also finds a colour inside a word (its behaviour, kept by default)
+    o = run(nlp, "ColorTransformation", "He entered the room.", seed=1)
+    assert o.startswith("He ente") and o.endswith(" the room.") and o[len("He ente"):-len(" the room.")] in colors
+    scarce = set(D.scarce_cities())
+    for seed in range(4):
+        o = run(nlp, "CityNamesTransformation", "She moved from London to a farm.", seed=seed)
+        assert o.startswith("She moved from ") and o.endswith(" to a farm .")
+        assert o[len("She moved from "):-len(" to a farm .")] in scarce
+    outs = {run(nlp, "DiscourseMarkerSubstitution", "I stayed home because it rained.", seed=s) for s in range(8)}
+    assert outs == {"I stayed home since it rained.", "I stayed home inasmuch as it rained."}
+
+
+def test_geonames_variants(nlp):
+    """Countries (GeoNames countryInfo) and capitals: every variant drawn is one NL-Augmenter's patterns make,
+    written here by hand from countryInfo's row for Japan (capital Tokyo, continent AS)."""
+    outs = {run(nlp, "GeoNamesTransformation", "She lives in Tokyo.", seed=s) for s in range(12)}
+    assert outs == {"She lives in Tokyo, a city in Japan, .", "She lives in Tokyo, a city in Asia, .",
+                    "She lives in Tokyo, the capital of Japan, ."}
+    outs = {run(nlp, "GeoNamesTransformation", "Japan is an island country", seed=s) for s in range(40)}
+    assert "Japan, a country in Asia, is an island country" in outs
+    assert "Japan (JP/JPN), is an island country" in outs
+    assert "Japan, whose capital city is Tokyo, is an island country" in outs
+    assert all(o.startswith("Japan") and o.endswith(", is an island country") for o in outs)
 
 
 def test_wordnet_replacements(nlp, wn):
-    hyper = {l.name() for s in wn.synsets("dog", "n") for h in s.hypernyms() + s.instance_hypernyms()
-             for l in h.lemmas() if "_" not in l.name()}
-    hypo = {l.name() for s in wn.synsets("dog", "n") for h in s.hyponyms() + s.instance_hyponyms()
-            for l in h.lemmas() if "_" not in l.name()}
+    """One noun is replaced, by a hypernym (any ancestor) or a hyponym (up to three steps down)."""
+    def closure(word, down, depth):
+        frontier, out = wn.synsets(word, "n"), set()
+        for _ in range(depth):
+            frontier = [r for s in frontier for r in (s.hyponyms() + s.instance_hyponyms() if down
+                                                      else s.hypernyms() + s.instance_hypernyms())]
+            out |= {l.name() for s in frontier for l in s.lemmas() if "_" not in l.name()}
+        return out
+
+    hyper, hypo = closure("dog", False, 30), closure("dog", True, 3)
+    assert "entity" in hyper and "canine" in hyper and "poodle" in hypo
     for seed in range(4):
         o = run(nlp, "ReplaceHypernyms", "The dog barked.", seed=seed)
         assert o.startswith("The ") and o.endswith(" barked.") and o[4:-8] in hyper
         o = run(nlp, "ReplaceHyponyms", "The dog barked.", seed=seed)
         assert o[4:-8] in hypo
-    # synonyms: every changed word shares a synset with the original (nouns here keep their number)
-    text = "The automobile stopped near the big house."
-    o = run(nlp, "SynonymSubstitution", text, seed=5, prob=1.0)
-    changed = [(a, b) for a, b in zip(text[:-1].split(), o[:-1].split()) if a != b]
-    assert changed and len(o.split()) == len(text.split())
-    for a, b in changed:
-        base = wn.morphy(a.lower()) or a.lower()
-        forms = {b.lower(), wn.morphy(b.lower()) or b.lower()}        # "barricaded" -> "barricade"
-        assert any(forms & {l.name().lower() for l in s.lemmas()} for s in wn.synsets(base)), (a, b)
+    two = "The dog chased the cat."
+    for seed in range(6):           # exactly one of the two nouns changes
+        o = run(nlp, "ReplaceHyponyms", two, seed=seed)
+        assert sum(a != b for a, b in zip(two.split(), o.split())) == 1 and len(o.split()) == 5
 
 
-def test_antonym_substitute_flips_an_odd_number(nlp, wn):
-    text = "Steve is able to recommend good movies quickly."
-    counts = set()
-    for seed in range(12):
-        o = run(nlp, "AntonymSubstitute", text, seed=seed)
-        counts.add(sum(a != b for a, b in zip(text.split(), o.split())))
-    assert counts <= {1, 3} and 1 in counts
+def test_synonym_substitution_uses_synset_head_words(nlp, wn):
+    """NL-Augmenter's candidates: the first word of each synset's name for the token's POS (so "stopped" ->
+    "stop" or "end", uninflected; "hold_on" -> "hold on"); with prob=1 every token with a candidate changes."""
+    def heads(word, pos):
+        return {s.name().split(".")[0].replace("_", " ") for s in wn.synsets(word, pos)} - {word}
+
+    allowed = {f"The {a} {b}." for a in heads("automobile", "n") for b in heads("stopped", "v")}
+    outs = {run(nlp, "SynonymSubstitution", "The automobile stopped.", seed=s, prob=1.0) for s in range(8)}
+    assert outs <= allowed and len(outs) > 1
+    assert run(nlp, "SynonymSubstitution", "The automobile stopped.", seed=5, prob=0.0) == "The automobile stopped."
 
 
-# -- random word operations (nlpaug RandomWordAug semantics) -----------------------------------------
+# -- random word operations (AugCSE's nlpaug RandomWordAug settings) --------------------------------
 TEN = "one two three four five six seven eight nine ten"
 
 
@@ -172,20 +212,41 @@ def _is_subsequence(small, big):
     return all(w in it for w in small)
 
 
-def test_random_word_ops_counts():
+def test_random_word_counts_follow_nlpaug():
+    """nlpaug touches ceil(aug_p * n) tokens, clipped to [aug_min, aug_max]; AugCSE: delete and crop 0.6,
+    swap 0.1, the mixed one 0.15, aug_max 30."""
+    assert R.aug_count(10, 0.6, 1, 30) == 6 and R.aug_count(7, 0.3, 1, 10) == 3 and R.aug_count(3, 0.1, 1, 30) == 1
+    assert R.aug_count(100, 0.6, 1, 30) == 30
     words = TEN.split()
-    for seed in range(5):
+    for seed in range(6):
         d = run(None, "RandomDeletion", TEN, seed=seed).split()
-        assert len(d) == 7 and _is_subsequence(d, words)             # int(0.3 * 10) = 3 deleted
-        c = run(None, "RandomCrop", TEN, seed=seed).split()
-        assert len(c) == 7 and any(c == words[:i] + words[i + 3:] for i in range(8))
-        s = run(None, "RandomSwap", TEN, seed=seed).split()
-        assert sorted(s) == sorted(words)                            # a permutation of adjacent swaps
-        assert sum(a != b for a, b in zip(s, words)) <= 6              # 3 swaps move at most 6 words
-        w = run(None, "RandomWordAugmentation", TEN, seed=seed).split()
-        assert len(w) in (7, 10)
-    assert len(run(None, "RandomDeletion", TEN, aug_p=0.5).split()) == 5
-    assert len(run(None, "RandomDeletion", TEN, aug_p=0.9, aug_max=2).split()) == 8
+        assert _is_subsequence(d, words)                                   # ceil(0.6 * 10) = 6 deleted, but
+        assert len(d) == 4 or (len(d) == 5 and d[0] == "two")               # nlpaug re-writes token 1 when 0 goes
+        c = run(None, "RandomCrop", TEN, seed=seed).split()                 # one run of 6 (wrapping when leftward)
+        removed = {i for i, w in enumerate(words) if w not in c}
+        runs = [{(st + k) % 10 for k in range(6)} for st in range(10)]
+        assert any(removed == r or (0 in r and removed == r - {1}) for r in runs), c
+        s = run(None, "RandomSwap", TEN, seed=seed).split()                 # ceil(0.1 * 10) = 1 swap
+        assert sorted(s) == sorted(words) and sum(a != b for a, b in zip(s, words)) == 2
+    assert run(None, "RandomDeletion", "Hello world, friend.", seed=0, aug_p=0.01) in {
+        "World, friend.", "Hello, friend.", "Hello world,."}                 # punctuation is never chosen
+    assert R.nlpaug_tokens("It's fine-tuned (really)!") == ["It", "'", "s", "fine", "-", "tuned", "(", "really", ")",
+                                                            "!"]
+
+
+def test_random_word_ops_match_nlpaug_counts_on_real_sentences():
+    """Against nlpaug itself (AugCSE's library, installed): for each sentence, the number of tokens nlpaug's
+    RandomWordAug deletes equals ours (the draws differ: nlpaug uses Python's global generator)."""
+    import nlpaug.augmenter.word as naw
+
+    random.seed(0)
+    aug = naw.RandomWordAug(action="delete", aug_p=0.6, aug_max=30)
+    for text in ["The cat sat on the mat, quietly.", "Alice in Wonderland is a 2010 American film",
+                 "A B", "Well... it's 3 p.m. now!"]:
+        theirs = aug.augment(text)
+        theirs = theirs[0] if isinstance(theirs, list) else theirs
+        ours = run(None, "RandomDeletion", text, seed=1)
+        assert len(R.nlpaug_tokens(ours)) == len(R.nlpaug_tokens(theirs)), (text, ours, theirs)
 
 
 @pytest.mark.parametrize("name", ["RandomDeletion", "RandomCrop", "RandomSwap", "RandomWordAugmentation",
@@ -318,14 +379,24 @@ def test_cache_with_bad_lines(nlp, tmp_path, name, expected0):
 
 
 def test_number_words_against_hand_values():
-    assert A.number_words(0) == "zero"
-    assert A.number_words(40) == "forty"
-    assert A.number_words(101) == "one hundred one"
-    assert A.number_words(2_000_005) == "two million five"
-    assert A.ordinal_words(12) == "twelfth" and A.ordinal_words(90) == "ninetieth"
-    assert A.year_words(1905) == "nineteen oh five" and A.year_words(1900) == "nineteen hundred"
-    assert A.past_tense("stop") == "stopped" and A.past_tense("carry") == "carried"
-    assert A.third_person("watch") == "watches" and A.third_person("fly") == "flies"
+    """num2words' English conventions (what NL-Augmenter calls), written by hand."""
+    assert N.cardinal(0) == "zero" and N.cardinal(40) == "forty"
+    assert N.cardinal(101) == "one hundred and one"
+    assert N.cardinal(2_000_005) == "two million and five"
+    assert N.cardinal(1100) == "one thousand, one hundred"
+    assert N.cardinal(12235) == "twelve thousand, two hundred and thirty-five"
+    assert N.ordinal(12) == "twelfth" and N.ordinal(90) == "ninetieth" and N.ordinal(101) == "one hundred and first"
+    assert N.year(1905) == "nineteen oh-five" and N.year(1900) == "nineteen hundred"
+    assert N.year(1100) == "eleven hundred"
+    assert N.year(2004) == "two thousand and four" and N.year(2010) == "twenty ten"
+    assert N.number("2.80") == "two point eight" and N.number("2.00") == "two" and N.number(".2") == "zero point two"
+    assert N.number("-0.77") == "minus zero point seven seven"
+    assert N.time_words("5:10") == "ten past five am" and N.time_words("9:45") == "quarter to ten am"
+    assert N.time_words("23:00") == "eleven o'clock pm" and N.time_words("11:30") == "half past eleven am"
+    with pytest.raises(OverflowError):
+        N.cardinal(10 ** 40)
+    assert past_tense("stop") == "stopped" and past_tense("carry") == "carried"
+    assert third_person("watch") == "watches" and third_person("fly") == "flies"
 
 
 def test_seq2seq_augmentations_with_a_local_model(tmp_path, minilm_path):

@@ -7,7 +7,7 @@ import pytest
 
 from sentaug.augment import cards
 
-MODELS = Path(__file__).resolve().parents[2] / "shared" / "models"
+MODELS = Path(os.environ.get("SENTAUG_MODEL_MIRROR") or Path(__file__).resolve().parents[2] / "shared" / "models")
 WORDS = [f"word{chr(97 + i)}" for i in range(20)]          # 20 switchable lowercase words
 
 
@@ -28,10 +28,41 @@ def test_v1_switches_exactly_max1_round_pn_words(p, expected):
             assert out.split()[i] == WORDS[i][0].upper() + WORDS[i][1:]
 
 
-def test_v1_counts_only_switchable_words_and_keeps_spacing():
-    text = "12 ( Zoo  apple\t--  éclair 3.5"            # switchable: Zoo, apple, éclair (n = 3)
-    out = cards.switch_case(text, random.Random(0), p=1.0, version="v1")
-    assert out == "12 ( zoo  Apple\t--  Éclair 3.5"
+def test_v1_flips_every_letter_initial_token_and_keeps_spacing():
+    """The collator's rule (data/text_augmentation.py): tokens split at spaces only ("apple\t--" is one),
+    a token is eligible when its first character is a letter (str.isalpha: "éclair" too, not "12" or "(")."""
+    text = "12 ( Zoo  apple\t--  éclair 3.5"
+    assert cards.switch_case(text, random.Random(0), p=1.0, version="v1") == "12 ( zoo  Apple\t--  Éclair 3.5"
+
+
+def test_v1_count_is_over_every_token():
+    """max(1, round(p * n)) with n counting every token: 10 numbers + 20 words at p = 0.1 give 3 switches
+    (counting only the 20 words would give 2)."""
+    text = " ".join(["7"] * 10 + WORDS)
+    for seed in range(5):
+        assert len(flipped_positions(text, cards.switch_case(text, random.Random(seed), p=0.1, version="v1"))) == 3
+    # more switches than eligible words: every eligible word, once
+    assert cards.switch_case("1 2 3 4 abc", random.Random(0), p=1.0, version="v1") == "1 2 3 4 Abc"
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Straße Ωmega ÉPIC, Zoë.", "straße ωmega éPIC, zoë."),        # any script, punctuation glued
+    ("ßtest", "SStest"),                                            # str.upper: one letter becomes two
+    ("中文 o'Neil l'été 3rd 'quoted", "中文 O'Neil L'été 3rd 'quoted"),  # no case: left as it is; "3rd", "'q": no
+])
+def test_flip_as_the_collator_does(text, expected):
+    assert cards.switch_case(text, random.Random(0), p=1.0, version="v2") == expected
+
+
+def test_a_caseless_letter_uses_up_a_v1_switch():
+    # two tokens, p = 0.5: one switch, spent on "中文" or on "abc" (the collator counts both as switched)
+    outs = {cards.switch_case("中文 abc", random.Random(s), p=0.5, version="v1") for s in range(20)}
+    assert outs == {"中文 abc", "中文 Abc"}
+
+
+def test_collator_text_is_what_decode_gives_back():
+    assert cards.collator_text("He said  , \" hi \" . It 's done ") == "He said, \" hi \". It's done"
+    assert cards.switch_case("a  b .", random.Random(0), p=1.0, version="v2", normalize="collator") == "A B."
 
 
 def test_v2_rate_is_p_per_word():
@@ -137,7 +168,7 @@ def test_registered_with_parameters():
     from sentaug.augment import registry
 
     aug = registry.get("switch_case")
-    assert aug.family == "cards" and aug.resolve({}) == {"p": 0.05, "version": "v1"}
+    assert aug.family == "cards" and aug.resolve({}) == {"p": 0.05, "version": "v1", "normalize": "none"}
     assert aug("alpha beta gamma delta", random.Random(3), p=0.5) == cards.switch_case(
         "alpha beta gamma delta", random.Random(3), 0.5, "v1")
 
@@ -151,5 +182,6 @@ def test_retokenize_when_the_space_is_a_token_of_its_own():
     assert wt.tokens("Can", False) == ("Ġ", "C", "an")
     assert wt.tokens("can", False) != ("Ġ", "c", "an") and "c" in wt.vocab
     assert cards.word_effect(wt, "can", False) in ("division", "regrouping")
-    tokens = cards.decode_tokens(cards.retokenize("42 can", random.Random(0), p=1.0, version="v2", tokenizer=ref))
+    tokens = cards.decode_tokens(cards.retokenize("42 can", random.Random(0), p=1.0, version="v2", tokenizer=ref,
+                                                  context="sentence"))
     assert tokens == list(wt.tokens("42", True)) + ["Ġ", "c", "an"]

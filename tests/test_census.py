@@ -78,18 +78,40 @@ def test_census_table_from_stats_files(tmp_path):
         e.write_text(json.dumps({"mean_length_change_tokens": -0.75, "cosine": cos, "cosine_changed": cos,
                                  "n_cosine": 8}))
         rows[name] = {"stats": str(s), "embedding": str(e)}
+    # conformance of "op" (the registry op both rows use): 7 of 8 cases against NL-Augmenter's tense cases
+    conf = tmp_path / "conformance.json"
+    conf.write_text(json.dumps({"augmentations": {"op": {
+        "reference": "GEM-benchmark/NL-Augmenter:nlaugmenter/transformations/tense/test.json@b64a8efebd84",
+        "n": 8, "agree": 7, "agreement": 87.5, "params": {}, "note": ""}}}))
     out = tmp_path / "t" / "augmentations.tex"
-    render_census(json.dumps({"rows": rows, "meta": {"corpus": "c", "seed": 1, "backbone": "bb"}}), out, "demo")
+    render_census(json.dumps({"rows": rows, "conformance": str(conf),
+                              "meta": {"corpus": "c", "seed": 1, "backbone": "bb"}}), out, "demo")
     csv = pd.read_csv(out.with_suffix(".csv"))
     assert csv["share_changed"].tolist() == [50.0, 12.5]
     assert csv["cosine"].iloc[0] == 0.9 and np.isnan(csv["cosine"].iloc[1])
+    assert csv["agreement"].tolist() == [87.5, 87.5] and csv["reference"].tolist() == ["NL-Augmenter tense"] * 2
     tex = out.read_text()
-    assert r"aug\_a & fam & 50.00 & 0.250 & -0.500 & -0.750 & 0.900 & 0.900 \\" in tex
-    assert r"aug\_b & fam & 12.50 & 0.250 & -0.500 & -0.750 & -- & -- \\" in tex
+    assert r"aug\_a & fam & 50.00 & 0.250 & -0.500 & -0.750 & 0.900 & 0.900 & 87.5 (7/8) & NL-Augmenter tense \\" in tex
+    assert r"aug\_b & fam & 12.50 & 0.250 & -0.500 & -0.750 & -- & -- & 87.5 (7/8) & NL-Augmenter tense \\" in tex
+    render_census(json.dumps({"rows": rows}), out, "demo")                      # without conformance: "--"
+    assert r"-0.750 & 0.900 & 0.900 & -- & -- \\" in out.read_text()
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
     with pytest.raises(ValueError, match="bad.json"):
         render_census(json.dumps({"rows": {"x": {"stats": str(bad), "embedding": str(bad)}}}), out, "demo")
+
+
+def test_share_table_reads_one_augmentation_per_column(tmp_path):
+    """SDA Table 3: "<row>/<column>" inputs give each column its own caches (means over two seeds by hand)."""
+    files = {}
+    for name, share in (("pa1", 60.0), ("pa2", 64.0), ("rc1", 90.0), ("rc2", 91.0)):
+        files[name] = tmp_path / f"{name}.json"
+        files[name].write_text(json.dumps({"share_changed": share}))
+    paper = {"tables": {"table3": {"kind": "augmentation_share", "caption": "c", "columns": ["Paper", "Code"],
+                                   "rows": [{"label": "PI", "augmentation": ["a", "b"], "paper": [62.61, 62.61]}]}}}
+    recs = table_rows(paper, "table3", {"0/Paper": [str(files["pa1"]), str(files["pa2"])],
+                                        "0/Code": [str(files["rc1"]), str(files["rc2"])]})
+    assert [(r["column"], r["reproduced"], r["diff"]) for r in recs] == [("Paper", 62.0, -0.61), ("Code", 90.5, 27.89)]
 
 
 def test_cards_table1_rows_read_the_effect_percentages(tmp_path):

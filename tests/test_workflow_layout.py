@@ -83,7 +83,11 @@ def test_table_inputs_follow_the_rows(cfg):
     assert rows["0"] == ["R/eval/pretrained/demo/tiny-bert/avg_first_last.json"]
     assert rows["1"] == [f"R/eval/demo/shared/tiny-bert/simcse/seed{s}/sts.json" for s in (1, 2)]
     assert rows["7"] == [f"R/eval/demo/shared/tiny-roberta/sda_pi/seed{s}/sts.json" for s in (1, 2)]
-    assert wf.table_inputs("sda", "table3")["0"] == [f"R/augment/demo_corpus/sda_pi/seed{s}.json" for s in (1, 2)]
+    # SDA Table 3: one augmentation per column (the paper's algorithm, the released code), each its own caches
+    share = wf.table_inputs("sda", "table3")
+    assert share["0/Paper algorithm %"] == [f"R/augment/demo_corpus/sda_pi/seed{s}.json" for s in (1, 2)]
+    assert share["2/Released code %"] == [f"R/augment/demo_corpus/sda_dn_official_code/seed{s}.json" for s in (1, 2)]
+    assert len(share) == 6
     assert wf.table_inputs("vascl", "table2")["1"] == \
         [f"R/eval/demo/shared/tiny-roberta/simcse/seed{s}/clustering.json" for s in (1, 2)]
     small = at_scale(cfg, "small")

@@ -237,6 +237,14 @@ def cmd_report_census(a):
     render_census(a.inputs, a.out, scale=a.scale)
 
 
+def cmd_conformance(a):
+    from .augment.conformance import conformance_cli
+
+    result = conformance_cli(a.out, only=a.only, spacy_model=a.spacy_model)
+    for op, e in result.items():
+        print(f"{op:38s} {e['agree']:3d}/{e['n']:3d} agree ({e['agreement']:.2f} %)")
+
+
 def cmd_report_table(a):
     from .report.tables import render_table
 
@@ -517,6 +525,13 @@ def build_parser() -> argparse.ArgumentParser:
     tp.add_argument("--corpus", help="corpus whose token frequencies colour Fig. 1b (and settle ambiguous tokens)")
     tp.add_argument("--out", required=True, help="JSON")
     tp.set_defaults(func=cmd_token_pca)
+
+    co = sub.add_parser("conformance", help="agreement of the augmentations with the code the papers ran, on the "
+                                            "stored reference cases (NL-Augmenter's test.json, SDA, CARDS)")
+    co.add_argument("--out", required=True, help="JSON: per augmentation, its reference, cases, agreement, failures")
+    co.add_argument("--only", nargs="*", help="these augmentations (registry names) only")
+    co.add_argument("--spacy-model", default="en_core_web_sm")
+    co.set_defaults(func=cmd_conformance)
     return p
 
 

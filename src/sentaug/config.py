@@ -265,9 +265,14 @@ def load_paper(config: dict, name: str) -> dict:
                     method_config(config, row["method"])
                 except ConfigError as e:
                     raise ConfigError(f"{path}: table {tname} row '{row['label']}': {e}") from None
-            if "augmentation" in row and row["augmentation"] not in config["augmentations"]:
-                raise ConfigError(f"{path}: table {tname} row '{row['label']}': "
-                                  f"unknown augmentation '{row['augmentation']}'")
+            augs = row.get("augmentation", [])
+            augs = augs if isinstance(augs, list) else [augs]
+            if isinstance(row.get("augmentation"), list) and len(augs) != ncols:
+                raise ConfigError(f"{path}: table {tname} row '{row['label']}' names {len(augs)} augmentations "
+                                  f"for {ncols} columns")
+            for aug in augs:
+                if aug not in config["augmentations"]:
+                    raise ConfigError(f"{path}: table {tname} row '{row['label']}': unknown augmentation '{aug}'")
     return paper
 
 

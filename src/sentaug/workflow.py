@@ -277,8 +277,14 @@ class Workflow:
             return {}
         spec = self.papers[paper]["tables"][table]
         kind = table_kind(spec["kind"])
-        return {str(i): kind.inputs(self, paper, {**row, "columns": spec["columns"]})
-                for i, row in enumerate(sc.iter_rows(spec))}
+        out = {}
+        for i, row in enumerate(sc.iter_rows(spec)):
+            files = kind.inputs(self, paper, {**row, "columns": spec["columns"]})
+            if isinstance(files, dict):   # the columns read different files: "<row>/<column>"
+                out.update({f"{i}/{spec['columns'][j]}": f for j, f in files.items()})
+            else:
+                out[str(i)] = files
+        return out
 
     def table_files(self, paper: str, table: str) -> list[str]:
         """Every result file of a table, flat (a row's per-seed entry is a file or {name: file})."""

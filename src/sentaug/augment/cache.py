@@ -5,6 +5,9 @@ Format (every augmentation, present and future, writes this):
 * ``<out>.parquet``: one row per corpus line, in corpus order, columns ``original`` (the line as read),
   ``augmented`` (the positive; equal to ``original`` when the rule did not apply), ``changed`` (bool),
   ``flag`` (the corpus flag: "" or empty / invalid_utf8 / long; flagged lines are never augmented).
+  An ``anchored`` augmentation (SDA's released code, which rewrites the anchor as the spaCy-tokenised line)
+  adds ``anchor``, the line as it is to be trained on; ``changed`` and the stats then compare ``augmented``
+  with ``anchor`` (the released code counts a line as augmented when they differ).
 * ``<out>.json`` (``out.with_suffix(".json")``): n, n_changed, share_changed (%), mean word-level edit
   distance and mean length change (whitespace tokens, over all lines), augmentation name/family/params,
   seed, corpus path and sha256, flag counts, parse provenance.
@@ -41,10 +44,11 @@ def line_rng(seed: int, i: int) -> random.Random:
     return random.Random(f"{seed}:{i}")
 
 
-def apply_one(aug: registry.Augmentation, params: dict, x, line: Line, seed: int, i: int) -> str:
-    """The augmented text of corpus line i (`x`: its Doc, or its text for parse-free augmentations)."""
+def apply_one(aug: registry.Augmentation, params: dict, x, line: Line, seed: int, i: int):
+    """The augmented text of corpus line i (`x`: its Doc, or its text for parse-free augmentations); for an
+    anchored augmentation, (anchor, augmented)."""
     if line.flag:
-        return line.text
+        return (line.text, line.text) if aug.anchored else line.text
     return aug.fn(x, line_rng(seed, i), **params)
 
 
@@ -211,15 +215,21 @@ def build_cache(name: str, corpus: str | os.PathLike, out: str | os.PathLike, se
     originals = [ln.text for ln in lines]
     if len(augmented) != len(originals):     # e.g. a StopIteration escaping an augmentation into a generator
         raise RuntimeError(f"augmentation {name!r} returned {len(augmented)} lines for {len(originals)}")
-    table = pd.DataFrame({"original": originals, "augmented": augmented,
-                          "changed": [o != a for o, a in zip(originals, augmented)],
+    columns = {"original": originals}
+    anchors = originals
+    if aug.anchored:
+        anchors = [a for a, _ in augmented]
+        augmented = [p for _, p in augmented]
+        columns["anchor"] = anchors
+    table = pd.DataFrame({**columns, "augmented": augmented,
+                          "changed": [o != a for o, a in zip(anchors, augmented)],
                           "flag": [ln.flag for ln in lines]})
-    stats = {"augmentation": name, "family": aug.family, "params": params, "seed": seed,
-             **cache_stats(originals, augmented),
+    stats = {"augmentation": name, "family": aug.family, "params": params, "seed": seed, "anchored": aug.anchored,
+             **cache_stats(anchors, augmented),
              "flags": flag_counts(lines), "corpus": str(corpus), "corpus_sha256": sha256_file(corpus),
              "parser": parser}
     if tokenizer:
-        stats["tokens"] = token_stats(originals, augmented, tokenizer)
+        stats["tokens"] = token_stats(anchors, augmented, tokenizer)
     out = Path(out)
     with atomic_path(out) as tmp:
         table.to_parquet(tmp, index=False)

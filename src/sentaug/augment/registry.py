@@ -13,6 +13,10 @@ nothing applies). ``x`` is a spaCy ``Doc`` when ``needs_parse`` (the cached pars
 ``str`` otherwise; ``rng`` is a ``random.Random`` private to the line, so outputs do not depend on the order
 or process in which lines are augmented.
 
+An ``anchored`` operation returns ``(anchor, positive)`` instead of the positive alone: the anchor is the
+line as that augmentation rewrites it too (SDA's released code trains on the spaCy-tokenised sentence), and
+the cache stores it beside the positive (`sentaug.augment.cache`).
+
 A ``batched`` operation (masked-LM substitution: one forward pass for many lines) is called as
 ``fn(xs, rng, **params)`` on a list and returns a list; the cache builder calls it once per fixed chunk of
 lines with a ``rng`` private to the chunk, so outputs still do not depend on workers or order.
@@ -28,7 +32,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-FAMILY_MODULES = ("sentaug.augment.sda", "sentaug.augment.sda_zh", "sentaug.augment.cards", "sentaug.augment.clear",
+FAMILY_MODULES = ("sentaug.augment.sda", "sentaug.augment.sda_zh", "sentaug.augment.sda_official",
+                  "sentaug.augment.cards", "sentaug.augment.clear",
                   "sentaug.augment.baselines", "sentaug.augment.explicit", "sentaug.augment.augcse")
 
 
@@ -48,6 +53,7 @@ class Augmentation:
     description: str
     params: dict[str, Param] = field(default_factory=dict)
     batched: bool = False
+    anchored: bool = False
 
     def resolve(self, given: dict | None) -> dict:
         """Defaults updated with `given`, checked: unknown keys, wrong types and bad choices raise ValueError."""
@@ -83,12 +89,12 @@ _loaded = False
 
 
 def register(name: str, *, family: str, needs_parse: bool, description: str, batched: bool = False,
-             **params: Param):
+             anchored: bool = False, **params: Param):
     """Decorator: register `fn` under `name` (names are global across families, so they must be unique)."""
     def deco(fn):
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:
             raise ValueError(f"augmentation {name!r} registered twice")
-        _REGISTRY[name] = Augmentation(name, family, fn, needs_parse, description, dict(params), batched)
+        _REGISTRY[name] = Augmentation(name, family, fn, needs_parse, description, dict(params), batched, anchored)
         return fn
     return deco
 
@@ -121,7 +127,8 @@ def describe() -> str:
     for fam in sorted({a.family for a in _REGISTRY.values()}):
         lines.append(f"[{fam}]")
         for a in sorted((a for a in _REGISTRY.values() if a.family == fam), key=lambda a: a.name):
-            lines.append(f"  {a.name}{'  (needs spaCy parse)' if a.needs_parse else ''}")
+            lines.append(f"  {a.name}{'  (needs spaCy parse)' if a.needs_parse else ''}"
+                         f"{'  (rewrites the anchor too)' if a.anchored else ''}")
             lines.append(f"      {a.description}")
             for k, p in a.params.items():
                 choices = f" {{{'|'.join(map(str, p.choices))}}}" if p.choices else ""

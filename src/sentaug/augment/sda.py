@@ -3,7 +3,8 @@
 Each rule is ``fn(doc, rng, **params) -> str`` and returns ``doc.text`` unchanged when it does not apply.
 The augmented sentence is built by editing the ORIGINAL text token by token (spaCy keeps every token's
 trailing whitespace), so anchor and positive share their spelling, spacing and tokenisation; nothing is
-re-joined with spaces (SDA's released scripts use the space-joined spaCy tokens as the anchor instead).
+re-joined with spaces (SDA's released scripts use the space-joined spaCy tokens as the anchor instead, and
+differ from the algorithms in other ways: `sentaug.augment.sda_official` reproduces them).
 
 Choices made where the paper (Algorithms 1-3, Table 1) leaves room; each is explained where it is coded:
 

@@ -13,7 +13,12 @@ Two steps, so that each cache is embedded once and the table is cheap to rebuild
    entries (CARDS re-tokenization, BPE-dropout: token sequences of their own tokenizer) get no cosine and no
    token length change (None, shown as "--"): their text is the original, so neither is defined here.
 2. `render_census` (``sentaug report census``): the LaTeX table and CSV from the cache stats JSONs (written by
-   ``sentaug augment``) and the JSONs of step 1.
+   ``sentaug augment``) and the JSONs of step 1, with, per augmentation, the reference implementation its
+   operation was checked against and the agreement measured there (``sentaug conformance``'s JSON,
+   `sentaug.augment.conformance`; "--" where no reference cases exist).
+
+An anchored augmentation (SDA's released code: the anchor is the spaCy-tokenised line) is compared with its
+cached anchor rather than the line as written.
 """
 from __future__ import annotations
 
@@ -61,7 +66,8 @@ def embedding_stats(cache: str | os.PathLike, model_dir: str | os.PathLike, out:
     missing = {"original", "augmented", "changed", "flag"} - set(table.columns)
     if missing:
         raise ValueError(f"{cache}: not an augmentation cache (no column {sorted(missing)[0]!r})")
-    original, augmented = table["original"].tolist(), table["augmented"].tolist()
+    original = table["anchor" if "anchor" in table.columns else "original"].tolist()
+    augmented = table["augmented"].tolist()
     changed = table["changed"].to_numpy(bool)
     text_level = np.array([not a.startswith(TOKENS_PREFIX) for a in augmented])
     model, tokenizer = load_pretrained(model_dir, device)
@@ -89,9 +95,24 @@ def embedding_stats(cache: str | os.PathLike, model_dir: str | os.PathLike, out:
     return result
 
 
-def census_records(inputs: dict) -> list[dict]:
+def reference_label(entry: dict | None) -> str:
+    """ "GEM-benchmark/NL-Augmenter:nlaugmenter/transformations/tense/test.json@b64a8efebd84" -> its short
+    form "NL-Augmenter tense"; "--" without reference cases."""
+    if not entry:
+        return "--"
+    repo, _, rest = entry["reference"].partition(":")
+    path = rest.rsplit("@", 1)[0]
+    short = {"GEM-benchmark/NL-Augmenter": "NL-Augmenter", "Zhudongsheng75/SDA": "SDA code",
+             "alibaba/SimCSE-with-CARDS": "CARDS collator"}.get(repo, repo)
+    if short == "NL-Augmenter":
+        short += " " + path.split("/")[-2]
+    return short
+
+
+def census_records(inputs: dict, conformance: dict | None = None) -> list[dict]:
     """One record per augmentation; `inputs` maps a name to {"stats": cache stats JSON, "embedding": step-1
-    JSON}. Missing keys in a file raise ValueError naming the file."""
+    JSON}; `conformance` is ``sentaug conformance``'s result by registry op. Missing keys in a file raise
+    ValueError naming the file."""
     records = []
     for name, files in inputs.items():
         stats, emb = read_json(files["stats"]), read_json(files["embedding"])
@@ -107,6 +128,13 @@ def census_records(inputs: dict) -> list[dict]:
             rec.update({k: emb[k] for k in ("mean_length_change_tokens", "cosine", "cosine_changed", "n_cosine")})
         except KeyError as e:
             raise ValueError(f"{files['embedding']}: embedding stats without key {e.args[0]!r}") from None
+        entry = (conformance or {}).get(rec["op"])
+        rec.update({"reference": reference_label(entry),
+                    "agreement": entry["agreement"] if entry else None,
+                    "reference_cases": entry["n"] if entry else 0,
+                    "reference_agree": entry["agree"] if entry else 0,
+                    "reference_params": json.dumps(entry["params"], sort_keys=True) if entry else "",
+                    "reference_note": entry["note"] if entry else ""})
         records.append(rec)
     return records
 
@@ -122,16 +150,21 @@ def _cell(v) -> str:
 
 
 def render_tex(records: list[dict], scale: str, meta: dict) -> str:
-    lines = [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{ll" + "r" * len(COLUMNS) + "}",
-             r"\toprule", " & ".join(["Augmentation", "Family"] + [c for _, c in COLUMNS]) + r" \\", r"\midrule"]
+    header = ["Augmentation", "Family"] + [c for _, c in COLUMNS] + ["Agree \\%", "Reference"]
+    lines = [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{ll" + "r" * (len(COLUMNS) + 1) + "l}",
+             r"\toprule", " & ".join(header) + r" \\", r"\midrule"]
     for r in records:
-        lines.append(" & ".join([_tex(r["augmentation"]), _tex(r["family"])] + [_cell(r[k]) for k, _ in COLUMNS])
-                     + r" \\")
+        agree = r.get("agreement")
+        agree = "--" if agree is None else f"{agree:.1f} ({r['reference_agree']}/{r['reference_cases']})"
+        lines.append(" & ".join([_tex(r["augmentation"]), _tex(r["family"])] + [_cell(r[k]) for k, _ in COLUMNS]
+                                + [agree, _tex(r.get("reference", "--"))]) + r" \\")
     caption = (f"Augmentation census on {_tex(str(meta.get('corpus', '?')))} (seed {meta.get('seed', '?')}): share "
                "of lines changed, mean word edit distance and length change (whitespace words, over all lines), "
                f"length change in tokens and cosine similarity between original and augmented line under "
                f"{_tex(str(meta.get('backbone', '?')))} with mean pooling (over a sample of "
-               f"{meta.get('n_cosine', '?')} lines; 'changed': over the changed lines of it).")
+               f"{meta.get('n_cosine', '?')} lines; 'changed': over the changed lines of it). Agree: the share "
+               "of the reference implementation's cases our operation reproduces (exactly, or for random draws the "
+               "same decision to change from the same pool; cases in parentheses; \\texttt{sentaug conformance}).")
     if scale != "paper":
         caption += f" Built at scale \\texttt{{{scale}}}, below paper scale."
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption}}}", r"\label{tab:augmentation-census}",
@@ -144,9 +177,11 @@ def render_census(inputs: str, out: str | os.PathLike, scale: str) -> list[dict]
     from .tables import write_table
 
     spec = json.loads(inputs)
-    records = census_records(spec["rows"])
+    conformance = read_json(spec["conformance"])["augmentations"] if spec.get("conformance") else None
+    records = census_records(spec["rows"], conformance)
     meta = dict(spec.get("meta", {}))
     meta.setdefault("n_cosine", max((r["n_cosine"] for r in records), default=0))
     frame = write_table(out, records, scale, render_tex(records, scale, meta))
-    print(frame[["augmentation", "share_changed", "mean_token_edit_distance", "cosine"]].to_string(index=False))
+    print(frame[["augmentation", "share_changed", "mean_token_edit_distance", "cosine", "agreement"]]
+          .to_string(index=False))
     return records

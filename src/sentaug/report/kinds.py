@@ -3,6 +3,8 @@
 A table in papers/<paper>.yaml names its `kind`; a kind is two functions:
 
     inputs(workflow, paper, row) -> [result file, ...]     (one per seed for trained runs)
+                                    or {column position: [result file, ...]} when the columns read
+                                    different files
     value(result, column, row)  -> float                   (one cell from one result file)
 
 The report averages a cell over the row's files (mean ± sd over seeds). Adding a kind of table is one entry
@@ -37,6 +39,13 @@ def json_key(result: dict, column: str, row: dict) -> float:
     if column not in result:
         raise KeyError(f"result has no key '{column}' (has: {', '.join(sorted(result))})")
     return result[column]
+
+
+def _share_inputs(wf, paper: str, row: dict):
+    augs = row["augmentation"]
+    if isinstance(augs, list):
+        return {j: [wf.cache_stats(a, s) for s in wf.seeds] for j, a in enumerate(augs)}
+    return [wf.cache_stats(augs, s) for s in wf.seeds]
 
 
 def _sts_inputs(wf, paper: str, row: dict) -> list[str]:
@@ -153,10 +162,9 @@ def _hyperparameter_value(result: dict, column: str, row: dict) -> float:
 KINDS: dict[str, TableKind] = {
     # STS test sets (and STS-B dev): sentaug evaluate sts
     "sts": TableKind(_sts_inputs, json_key),
-    # SDA Table 3: share of corpus lines an augmentation changed (the cache's stats JSON, per seed)
-    "augmentation_share": TableKind(
-        lambda wf, paper, row: [wf.cache_stats(row["augmentation"], s) for s in wf.seeds],
-        lambda result, column, row: result["share_changed"]),
+    # SDA Table 3: share of corpus lines an augmentation changed (the cache's stats JSON, per seed); a row may
+    # name one augmentation per column (SDA Table 3: the paper's algorithm, the authors' released code)
+    "augmentation_share": TableKind(_share_inputs, lambda result, column, row: result["share_changed"]),
     # CARDS Table 1: % of switched words per effect/direction (sentaug.augment.cards.tokenization_effects)
     "tokenization_effects": TableKind(
         lambda wf, paper, row: [wf.tokenization_effects_file()],

@@ -34,7 +34,9 @@ def load_result(entry):
 
 def table_rows(paper: dict, table_name: str, inputs: dict) -> list[dict]:
     """One record per (row, column): reproduced mean/sd over the row's result files, paper value, diff.
-    A cell the kind reads as None in every file (not built at this scale) has no reproduced value."""
+    A cell the kind reads as None in every file (not built at this scale) has no reproduced value. `inputs`
+    maps a row index to its result files, or, for a row whose columns read different files (an augmentation
+    share with one augmentation per column), "<row index>/<column>" to that column's files."""
     table = paper["tables"][table_name]
     kind = table_kind(table["kind"])
     columns = table["columns"]
@@ -47,9 +49,11 @@ def table_rows(paper: dict, table_name: str, inputs: dict) -> list[dict]:
 
     records = []
     for i, row in enumerate(iter_rows(table)):
-        cells = [kind.row_cells(load_result(entry), columns, row) for entry in inputs[str(i)]]
+        shared = [kind.row_cells(load_result(e), columns, row) for e in inputs[str(i)]] if str(i) in inputs else None
         paper_sd = row.get("paper_sd") or [None] * len(columns)
         for column, reported, reported_sd in zip(columns, row["paper"], paper_sd):
+            cells = shared if shared is not None else \
+                [kind.row_cells(load_result(e), columns, row) for e in inputs[f"{i}/{column}"]]
             values = [float(c[column]) for c in cells if c[column] is not None]
             record = {"block": row.get("block", ""), "row": row["label"], "column": column,
                       "reproduced": None, "sd": None, "n": len(values), "paper": reported,

@@ -2,7 +2,9 @@
 
 Positive sources (`positive.source`), each giving the anchor and positive text of corpus line i:
 - `dropout` (unsupervised SimCSE): the positive is the anchor itself; two dropout masks make the views.
-- `cache`: the cached augmentation of the anchor (SDA and friends); unchanged lines pair with themselves.
+- `cache`: the cached augmentation of the anchor (SDA and friends); unchanged lines pair with themselves. A
+  cache with an ``anchor`` column (an anchored augmentation: SDA's released code trains on the spaCy-tokenised
+  sentence) gives the anchor too.
 - `switch_case` (CARDS): the positive is a switch-cased copy drawn on the fly, per (seed, step, line),
   as CARDS's collator does; the cache of the same augmentation only serves analysis.
 - `two_views` (CLEAR): both sides are augmented, by the same augmentation with two different seeds (two
@@ -92,8 +94,12 @@ def training_data(spec: dict, corpus: str | Path, caches: list[str] | None = Non
 
 def _read_cache(path: str | Path):
     import pandas as pd
+    import pyarrow.parquet as pq
 
-    return pd.read_parquet(path, columns=["original", "augmented", "changed", "flag"])
+    columns = ["original", "augmented", "changed", "flag"]
+    if "anchor" in pq.read_schema(path).names:
+        columns.insert(1, "anchor")
+    return pd.read_parquet(path, columns=columns)
 
 
 def _lower(texts: list[str]) -> list[str]:
@@ -154,6 +160,9 @@ class TrainingData:
             self.originals = [corpus_lines[i].text for i in self.lines]
         self.negatives = [negative_table["augmented"].iat[i] for i in self.lines] if negative_cache else None
         views = [[t["augmented"].iat[i] for i in self.lines] for t in tables[:n_positive]]
+        self.anchors = None             # the cache's own anchors (anchored augmentations), else the corpus lines
+        if self.source == "cache" and "anchor" in tables[0].columns:
+            self.anchors = [tables[0]["anchor"].iat[i] for i in self.lines]
         self.view_a = views[0] if views else None
         self.view_b = views[1] if len(views) > 1 else None
         tables = tables[n_positive:]
@@ -197,7 +206,8 @@ class TrainingData:
         if self.source == "dropout":
             anchors, positives = originals, originals
         elif self.source == "cache":
-            anchors, positives = originals, [self.view_a[i] for i in idx]
+            anchors = [self.anchors[i] for i in idx] if self.anchors is not None else originals
+            positives = [self.view_a[i] for i in idx]
         elif self.source == "two_views":
             anchors, positives = [self.view_a[i] for i in idx], [self.view_b[i] for i in idx]
         elif self.source == "augmented_view":
@@ -208,7 +218,8 @@ class TrainingData:
             p = self.spec["positive"]
             anchors = originals
             positives = [switch_case(t, random.Random(f"{self.seed}:{step}:{self.lines[i]}"), p.get("p", 0.05),
-                                     p.get("version", "v1")) for t, i in zip(originals, idx)]
+                                     p.get("version", "v1"), p.get("normalize", "none"))
+                         for t, i in zip(originals, idx)]
         if self.proportion != 1.0:
             keep = augmented_pairs(len(idx), self.proportion, self.seed, step)
             positives = [p if j in keep else a for j, (a, p) in enumerate(zip(anchors, positives))]
