@@ -6,6 +6,7 @@ and the light stages start fast.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 
@@ -335,6 +336,12 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as e:
         # Bad input is reported in one line that names the file or key; tracebacks are for bugs.
         print(f"sentaug {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            raise
+        # A full disk (or quota, or file-size limit): outputs are written atomically, so none was left behind.
+        print(f"sentaug {args.command}: error: {e}; no output was written", file=sys.stderr)
         return 2
     return 0
 

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -28,6 +29,7 @@ import torch
 from ..io import write_json
 from ..models.encoder import SentenceEncoder, pick_device
 from . import distributed
+from .checkpoint import Checkpoints, DivergenceGuard, replace_dir
 from .method import Method, needs_mlm
 from .sources import TrainingData
 
@@ -78,39 +80,6 @@ def load_backbone(path: str, spec: dict, device):
     return model.to(device), tokenizer, lm_head
 
 
-class _Checkpoint:
-    """Resumable training state under <out>.partial/last (model, heads, optimizer, scheduler, RNG, step)."""
-
-    def __init__(self, root: Path):
-        self.path = root / "last" / "state.pt"
-
-    def save(self, method, optimizer, scheduler, step: int, best: float, digest: str, loss_window) -> None:
-        state = {"method": method.state_dict(), "optimizer": optimizer.state_dict(),
-                 "scheduler": scheduler.state_dict(), "step": step, "best": best, "digest": digest,
-                 "loss_window": loss_window,
-                 "rng_cpu": torch.get_rng_state(),
-                 "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        torch.save(state, tmp)
-        os.replace(tmp, self.path)
-
-    def load(self, method, optimizer, scheduler, digest: str):
-        if not self.path.exists():
-            return None
-        state = torch.load(self.path, map_location="cpu", weights_only=False)
-        if state["digest"] != digest:
-            print(f"[train] ignoring checkpoint {self.path}: it was written for a different spec")
-            return None
-        method.load_state_dict(state["method"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        torch.set_rng_state(state["rng_cpu"])
-        if state["rng_cuda"] is not None and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(state["rng_cuda"])
-        return state["step"], state["best"], state["loss_window"]
-
-
 def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out: str,
           resume: bool = False, stop_after: int | None = None, device: str | None = None,
           index: str | None = None) -> dict | None:
@@ -149,18 +118,23 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     optimizer = torch.optim.AdamW(parameter_groups(method, spec), lr=spec["learning_rate"])
     scheduler = lr_schedule(optimizer, total, spec.get("schedule", "linear"))
     evaluator = DevEvaluator(dev_data)
-    ckpt = _Checkpoint(partial)
+    ckpt = Checkpoints(partial)
+    guard = DivergenceGuard()
 
     step, best, (running, since), part_sums = 0, -math.inf, (0.0, 0), {}
-    restored = ckpt.load(method, optimizer, scheduler, digest) if resume else None
+    restored = None
+    if resume:   # the lead rank sets damaged checkpoints aside before the others look
+        restored = ckpt.load(method, optimizer, scheduler, digest) if lead else None
+        distributed.barrier()
+        restored = restored if lead else ckpt.load(method, optimizer, scheduler, digest)
     log_path = partial / "train_log.jsonl"
     if restored:
         step, best, (running, since) = restored
-        print(f"[train] resumed at step {step} (best STS-B dev so far {best:.2f})")
+        print(f"[train] resumed at step {step} (best STS-B dev so far {best:.2f})", file=sys.stderr, flush=True)
     if restored and lead:
-        # records written after that checkpoint are replayed by the resumed run
-        kept = [r for r in log_path.read_text().splitlines() if json.loads(r)["step"] <= step] \
-            if log_path.exists() else []
+        # records written after that checkpoint are replayed by the resumed run (a line cut short by a kill
+        # is dropped with them)
+        kept = [r for r in log_path.read_text().splitlines() if _log_step(r) <= step] if log_path.exists() else []
         log_path.write_text("".join(r + "\n" for r in kept))
     elif lead:
         log_path.unlink(missing_ok=True)
@@ -178,10 +152,16 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
             shutil.rmtree(tmp, ignore_errors=True)
             encoder.save(tmp, tokenizer, eval_pooler=spec["eval_pooler"])
             (tmp / "best_step.json").write_text(json.dumps({"step": at_step, "stsb_dev": score}))
-            shutil.rmtree(partial / "best", ignore_errors=True)
-            os.replace(tmp, partial / "best")
+            replace_dir(tmp, partial / "best")
         distributed.barrier()
         return score
+
+    def kept_message() -> str:
+        saved = ckpt.steps()
+        kept = f"the last good checkpoint ({saved[0].name}) is kept in {ckpt.root}" if saved else \
+            "no checkpoint had been saved yet"
+        return (f"Run {spec['method']} seed {spec['seed']}: {kept}; nothing was written to {out}. A lower "
+                f"learning rate, or a look at the inputs of the steps before, is where to start.")
 
     first_step, started = step, time.time()
     method.train()
@@ -198,6 +178,7 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
+            guard.observe(loss, step)
             running, since = running + loss.item(), since + 1
             for name, value in parts.items():
                 part_sums[name] = part_sums.get(name, 0.0) + value
@@ -209,6 +190,8 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
                 if set(part_sums) != {"contrastive"}:      # the parts, unless plain contrastive
                     record["parts"] = {k: v / since for k, v in part_sums.items()}
                 running, since, part_sums = 0.0, 0, {}
+            if record or step % spec["save_steps"] == 0 or step == stop_after:
+                guard.check(kept_message())   # before anything from a diverged step is logged, scored or saved
             if step % spec["eval_steps"] == 0 or step == total:
                 record["stsb_dev"] = evaluate_and_keep_best(step)
                 record["best_stsb_dev"] = best
@@ -228,15 +211,23 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     best_info = json.loads((partial / "best" / "best_step.json").read_text())
     summary = {"spec": spec, "steps": total, "best_step": best_info["step"], "best_stsb_dev": best_info["stsb_dev"],
                "train_seconds": round(seconds, 2), "steps_per_second": round((total - first_step) / seconds, 3),
-               "n_train_pairs": len(data), "device": str(dev), "versions": _versions()}
+               "n_train_pairs": len(data), "device": str(dev), "processes": distributed.world()[0],
+               "versions": _versions()}
     final = partial / "best"
-    shutil.move(str(log_path), final / "train_log.jsonl")
+    shutil.copyfile(log_path, final / "train_log.jsonl")
     write_json(final / "train_summary.json", summary)
     if out.exists():
         shutil.rmtree(out)
-    os.replace(final, out)
+    os.replace(final, out)   # the one step that makes the run visible, complete
     shutil.rmtree(partial, ignore_errors=True)
     return summary
+
+
+def _log_step(record: str) -> float:
+    try:
+        return json.loads(record)["step"]
+    except (ValueError, KeyError, TypeError):
+        return math.inf
 
 
 def parameter_groups(method, spec: dict) -> list[dict]:
