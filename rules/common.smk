@@ -22,6 +22,8 @@ ORIGIN = W.origin                      # demo (bundled) or official (downloads /
 CORPUS = W.corpus
 SEEDS = W.seeds
 PAPERS = W.papers
+TRAIN_RESOURCES = W.train_resources()
+TRAIN_LAUNCHER = W.train_launcher()
 
 # The names the rules use; the resolution lives in sentaug.workflow (documented and tested there).
 data_root = W.data_root

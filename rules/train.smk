@@ -1,5 +1,5 @@
 # Stage 3: backbones and training. One trainer for every method; a run is (paper, backbone, method, seed).
-# On a cluster (profiles/slurm) training jobs ask for a GPU at paper scale.
+# On a cluster (profiles/slurm) training jobs ask for what scales.<scale>.train_resources says (a GPU at paper scale).
 
 
 rule backbone:
@@ -47,16 +47,20 @@ rule train:
         positives=lambda w, input: f"--positives {input.positives}" if input.positives else "",
         index=lambda w, input: f"--index {input.index}" if input.index else "",
         data=data_root(),
-    threads: 2 if SCALE != "paper" else 8
+        launcher=TRAIN_LAUNCHER[0],
+        process_threads=TRAIN_LAUNCHER[1],
+    threads: TRAIN_RESOURCES["threads"]
     resources:
-        gpu=1 if SCALE == "paper" else 0,
-        runtime=720 if SCALE == "paper" else 60,
-        mem_mb=32000 if SCALE == "paper" else 4000,
+        gpu=TRAIN_RESOURCES["gpu"],
+        runtime=TRAIN_RESOURCES["runtime"],
+        mem_mb=TRAIN_RESOURCES["mem_mb"],
     log:
         f"{R}/logs/train/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.log",
     conda:
         "../envs/train.yaml"
     shell:
-        # --resume: a preempted or requeued job continues from its last checkpoint (same result).
-        "OMP_NUM_THREADS={threads} {SENTAUG} train --spec {params.spec:q} --corpus {input.corpus} "
-        "{params.positives} {params.index} --backbone {input.backbone} --dev-data {params.data} --out {output} --resume 2> {log}"
+        # --resume: a preempted or requeued job continues from its last checkpoint (same result). With more
+        # than one GPU the launcher is torchrun, one process per GPU, each with its share of the threads.
+        "OMP_NUM_THREADS={params.process_threads} {params.launcher} train --spec {params.spec:q} "
+        "--corpus {input.corpus} {params.positives} {params.index} --backbone {input.backbone} "
+        "--dev-data {params.data} --out {output} --resume 2> {log}"

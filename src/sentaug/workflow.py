@@ -19,6 +19,8 @@ SHARED_RUNS = "shared"
 # Downstream suites (`sentaug evaluate SUITE`, one JSON per model) and the data folders each reads under a
 # data root.
 SUITES = ["transfer", "clustering", "intent", "glue", "analysis"]
+# What a training job asks for unless `scales.<scale>.train_resources` says otherwise.
+TRAIN_RESOURCES = {"gpu": 0, "threads": 2, "mem_mb": 4000, "runtime": 60}
 SUITE_DATA = {"transfer": ["transfer"], "clustering": ["clustering"], "intent": ["intent"], "glue": ["glue"],
               "analysis": ["sts", "clustering"]}
 
@@ -81,6 +83,20 @@ class Workflow:
             raise ValueError(f"runs at scale '{self.scale}' live under "
                              f"{self.R}/runs/{self.scale}/{'|'.join(valid)}/, not under '{paper}'")
         return sc.train_spec(self.config, self.papers.get(paper), self.paper_backbone(backbone), method, int(seed))
+
+    def train_resources(self) -> dict:
+        """GPUs, threads, memory (MB) and run time (minutes) of a training job at this scale."""
+        return {**TRAIN_RESOURCES, **(self.S.get("train_resources") or {})}
+
+    def train_launcher(self, module: str = "sentaug.cli") -> tuple[str, int]:
+        """(command, threads per process) of a training job: `python -m sentaug.cli`, or with more than one
+        GPU `torchrun` with one process per GPU (data parallel, `sentaug.train.distributed`), the job's
+        threads shared among them."""
+        res = self.train_resources()
+        if res["gpu"] > 1:
+            return (f"torchrun --standalone --nproc_per_node {res['gpu']} -m {module}",
+                    max(1, res["threads"] // res["gpu"]))
+        return f"python -m {module}", res["threads"]
 
     def run_dir(self, paper: str, backbone: str, method: str, seed: int) -> str:
         return f"{self.R}/runs/{self.scale}/{self.run_paper(paper)}/{backbone}/{method}/seed{seed}"
