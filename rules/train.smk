@@ -43,7 +43,7 @@ rule train:
     output:
         directory(f"{R}/runs/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}"),
     params:
-        spec=lambda w: json.dumps(run_spec(w)),
+        spec=lambda w: W.spec_file(w.paper, w.backbone, w.method, w.seed),
         positives=lambda w, input: f"--positives {input.positives}" if input.positives else "",
         index=lambda w, input: f"--index {input.index}" if input.index else "",
         data=data_root(),
@@ -61,6 +61,6 @@ rule train:
     shell:
         # --resume: a preempted or requeued job continues from its last checkpoint (same result). With more
         # than one GPU the launcher is torchrun, one process per GPU, each with its share of the threads.
-        "OMP_NUM_THREADS={params.process_threads} {params.launcher} train --spec {params.spec:q} "
+        "OMP_NUM_THREADS={params.process_threads} {params.launcher} train --spec {params.spec} "
         "--corpus {input.corpus} {params.positives} {params.index} --backbone {input.backbone} "
         "--dev-data {params.data} --out {output} --resume 2> {log}"

@@ -58,9 +58,12 @@ def cmd_augment(a):
 
 
 def cmd_train(a):
+    from pathlib import Path
+
     from .train.trainer import train
 
-    train(json.loads(a.spec), corpus=a.corpus, positives=a.positives, backbone=a.backbone,
+    spec = json.loads(Path(a.spec).read_text(encoding="utf-8") if a.spec.endswith(".json") else a.spec)
+    train(spec, corpus=a.corpus, positives=a.positives, backbone=a.backbone,
           dev_data=a.dev_data, out=a.out, resume=a.resume, index=a.index)
 
 
@@ -208,7 +211,8 @@ def build_parser() -> argparse.ArgumentParser:
     au.set_defaults(func=cmd_augment)
 
     t = sub.add_parser("train", help="train one method/backbone/seed (one trainer for every method)")
-    t.add_argument("--spec", required=True, help="resolved training spec (JSON), see sentaug.config.train_spec")
+    t.add_argument("--spec", required=True, help="resolved training spec (JSON, or a .json file holding it), see "
+                                                 "sentaug.config.train_spec")
     t.add_argument("--corpus", required=True)
     t.add_argument("--positives", nargs="+", metavar="FILE.parquet",
                    help="augmentation caches the method reads, in the order sentaug.config.method_caches gives")

@@ -8,6 +8,7 @@ the command line as parameters, so Snakemake reruns exactly the jobs whose setti
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
 from importlib import resources
@@ -290,6 +291,11 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
         "corpus": s["corpus"],
         **hp,
     }
+
+
+def spec_digest(spec: dict) -> str:
+    """A run's identity: the hash of its resolved spec (checkpoints and spec files are keyed by it)."""
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def method_caches(spec: dict) -> list[tuple[str, int]]:

@@ -10,6 +10,7 @@ its paper component is `shared` (SimCSE is trained once per backbone and seed, n
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from . import config as sc
@@ -83,6 +84,20 @@ class Workflow:
             raise ValueError(f"runs at scale '{self.scale}' live under "
                              f"{self.R}/runs/{self.scale}/{'|'.join(valid)}/, not under '{paper}'")
         return sc.train_spec(self.config, self.papers.get(paper), self.paper_backbone(backbone), method, int(seed))
+
+    def spec_file(self, paper: str, backbone: str, method: str, seed: int) -> str:
+        """The run's spec as a JSON file named by its digest, `<results>/specs/<digest>.json`, written the first
+        time it is asked for. The train command reads it: one short argument on the console instead of a
+        page of JSON per job, and a changed spec is a new file name, so Snakemake still retrains exactly the
+        runs whose spec changed."""
+        from .io import atomic_path
+
+        spec = self.run_spec(paper, backbone, method, seed)
+        path = Path(self.R) / "specs" / f"{sc.spec_digest(spec)}.json"
+        if not path.exists():
+            with atomic_path(path) as tmp:
+                tmp.write_text(json.dumps(spec, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        return str(path)
 
     def train_resources(self) -> dict:
         """GPUs, threads, memory (MB) and run time (minutes) of a training job at this scale."""

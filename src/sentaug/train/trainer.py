@@ -15,7 +15,6 @@ SentenceTransformer), `train_log.jsonl` and `train_summary.json`. While training
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import torch
 
+from ..config import spec_digest
 from ..io import write_json
 from ..models.encoder import SentenceEncoder, pick_device
 from . import distributed
@@ -34,10 +34,6 @@ from .method import Method, needs_mlm
 from .sources import TrainingData
 
 LOG_EVERY = 10
-
-
-def spec_digest(spec: dict) -> str:
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def batch_order(n: int, batch_size: int, seed: int, step: int) -> list[int]:
