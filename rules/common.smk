@@ -5,14 +5,10 @@ import os
 import sys
 from pathlib import Path
 
-from sentaug.workflow import SUITES, Workflow, code_files
+from sentaug.workflow import SUITES, Workflow, code_files, export_job_environment
 
 SRC = Path(workflow.basedir) / "src"
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
-# Jobs run `python` from the interpreter running Snakemake (e.g. .venv/bin/snakemake without activating
-# the venv); with --software-deployment-method conda the rule's environment is put in front of this.
-os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-SENTAUG = "python -m sentaug.cli"
+export_job_environment(SRC, sys.executable)   # jobs import this checkout's src with this interpreter
 
 R = config.get("results", "results")
 W = Workflow(config, results=R)
@@ -63,6 +59,56 @@ def suite_code(suite):
     files = code(f"evaluate/{suite}.py", "evaluate/embeddings.py", "evaluate/logreg.py", f"data/{suite}.py",
                  "models/encoder.py", "models/poolers.py")
     return [f for f in files if Path(f).exists()]
+
+
+# Input functions and values of single rules (kept here: the rule files hold rules only).
+
+
+def _mirror_flag():
+    return f"--mirror {config['data']['mirror']}" if config["data"].get("mirror") else ""
+
+
+def _download_code(w):
+    extra = ["resources/demo/MANIFEST.sha256"] if w.origin == "demo" else []
+    return code("data/download.py", "data/sources.yaml", *extra)
+
+
+def _augmentation(w):
+    """(op, parameters, backbone folders) of the declared augmentation; `backbone:<name>` parameters (CARDS's
+    RoBERTa tokenizer, CTxt's masked LM, AugCSE's seq2seq models) name this scale's backbone folders."""
+    return sc.augmentation_call(config, w.augmentation, f"{R}/backbones")
+
+
+def _positives(w):
+    spec = run_spec(w)
+    return [cache_file(aug, seed, spec["corpus"]) for aug, seed in sc.method_caches(spec)]
+
+
+def _index(w):
+    """CARDS' retrieval index: built with the frozen backbone this run starts from, pooled as it evaluates."""
+    spec = run_spec(w)
+    if spec["negatives"]["source"] != "retrieved":
+        return []
+    return f"{R}/index/{spec['corpus']}/{w.backbone}/{spec['eval_pooler']}/k{spec['negatives'].get('k', 64)}.npz"
+
+
+# Augmentation census: every declared augmentation on the scale's corpus (first seed), with the cosine
+# between original and augmented under the scale's bert-base-uncased stand-in (mean pooling).
+CENSUS_BACKBONE = sc.stand_in(config, "bert-base-uncased")
+
+
+def census_embedding_file(augmentation, seed, corpus=CORPUS):
+    return f"{R}/census/{corpus}/{augmentation}/seed{seed}.{CENSUS_BACKBONE}.json"
+
+
+def census_rows():
+    """Every declared augmentation, or the `census` list when the config gives one."""
+    names = config.get("census") or list(config["augmentations"])
+    unknown = [a for a in names if a not in config["augmentations"]]
+    if unknown:
+        raise ValueError(f"config key 'census': unknown augmentation {unknown[0]!r}")
+    return {a: {"stats": cache_file(a, SEEDS[0]).replace(".parquet", ".json"),
+                "embedding": census_embedding_file(a, SEEDS[0])} for a in names}
 
 
 wildcard_constraints:

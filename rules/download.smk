@@ -2,15 +2,6 @@
 # or the bundled demo data. Outputs are laid out like ../shared/data under results/data/<origin>/.
 
 
-def _mirror_flag():
-    return f"--mirror {config['data']['mirror']}" if config["data"].get("mirror") else ""
-
-
-def _download_code(w):
-    extra = ["resources/demo/MANIFEST.sha256"] if w.origin == "demo" else []
-    return code("data/download.py", "data/sources.yaml", *extra)
-
-
 rule download_senteval:
     output:
         sts=directory(f"{R}/data/{{origin}}/sts"),
@@ -19,12 +10,13 @@ rule download_senteval:
         _download_code,
     params:
         mirror=_mirror_flag(),
+        out=lambda w, output: os.path.dirname(output.sts),
     log:
         f"{R}/logs/download/{{origin}}/senteval.log",
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} download senteval --origin {wildcards.origin} --out {R}/data/{wildcards.origin} "
+        "python -m sentaug.cli download senteval --origin {wildcards.origin} --out {params.out} "
         "{params.mirror} 2> {log}"
 
 
@@ -35,12 +27,13 @@ rule download_corpus:
         _download_code,
     params:
         mirror=_mirror_flag(),
+        out=lambda w, output: os.path.dirname(os.path.dirname(output[0])),   # <root>/wiki/<corpus>.txt
     log:
         f"{R}/logs/download/{{origin}}/{{corpus}}.log",
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} download {wildcards.corpus} --origin {wildcards.origin} --out {R}/data/{wildcards.origin} "
+        "python -m sentaug.cli download {wildcards.corpus} --origin {wildcards.origin} --out {params.out} "
         "{params.mirror} 2> {log}"
 
 
@@ -53,6 +46,7 @@ rule download_suite_data:
         code("data/download.py", "data/sources.yaml"),
     params:
         mirror=_mirror_flag(),
+        out=lambda w, output: os.path.dirname(output[0]),
     wildcard_constraints:
         folder="transfer|clustering|intent|glue",
     log:
@@ -60,4 +54,5 @@ rule download_suite_data:
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} download {wildcards.folder} --origin official --out {R}/data/official {params.mirror} 2> {log}"
+        "python -m sentaug.cli download {wildcards.folder} --origin official --out {params.out} {params.mirror} "
+        "2> {log}"

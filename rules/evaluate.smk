@@ -11,15 +11,16 @@ rule evaluate_run:
         f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts.json",
     params:
         pooler=lambda w: run_spec(w)["eval_pooler"],
-        data=data_root(),
+        data=lambda w, input: os.path.dirname(input.sts),
+        scale=SCALE,
     threads: 2
     log:
         f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.log",
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate sts --model {input.model} --pooler {params.pooler} "
-        "--data {params.data} --scale {SCALE} --out {output} > {log} 2>&1"
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate sts --model {input.model} "
+        "--pooler {params.pooler} --data {params.data} --scale {params.scale} --out {output} > {log} 2>&1"
 
 
 rule evaluate_run_pooler:
@@ -32,15 +33,16 @@ rule evaluate_run_pooler:
     output:
         f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts.{{pooler}}.json",
     params:
-        data=data_root(),
+        data=lambda w, input: os.path.dirname(input.sts),
+        scale=SCALE,
     threads: 2
     log:
         f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.{{pooler}}.log",
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate sts --model {input.model} --pooler {wildcards.pooler} "
-        "--data {params.data} --scale {SCALE} --out {output} > {log} 2>&1"
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate sts --model {input.model} "
+        "--pooler {wildcards.pooler} --data {params.data} --scale {params.scale} --out {output} > {log} 2>&1"
 
 
 rule evaluate_pretrained:
@@ -51,14 +53,17 @@ rule evaluate_pretrained:
         code=code("evaluate/sts.py", "data/senteval.py", "models/encoder.py", "models/poolers.py"),
     output:
         f"{R}/eval/pretrained/{{origin}}/{{backbone}}/{{pooler}}.json",
+    params:
+        data=lambda w, input: os.path.dirname(input.sts),
+        scale=SCALE,
     threads: 2
     log:
         f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/{{pooler}}.log",
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate sts --model {input.model} --pooler {wildcards.pooler} "
-        "--data {R}/data/{wildcards.origin} --scale {SCALE} --out {output} > {log} 2>&1"
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate sts --model {input.model} "
+        "--pooler {wildcards.pooler} --data {params.data} --scale {params.scale} --out {output} > {log} 2>&1"
 
 
 rule evaluate_suite:
@@ -73,14 +78,16 @@ rule evaluate_suite:
         pooler=lambda w: run_spec(w)["eval_pooler"],
         data=data_root("official"),
         extra=lambda w: SUITE_ARGS.get(w.suite, ""),
+        scale=SCALE,
     threads: 2
     log:
         f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/{{suite}}.log",
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate {wildcards.suite} --model {input.model} "
-        "--pooler {params.pooler} --data {params.data} --scale {SCALE} {params.extra} --out {output} > {log} 2>&1"
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate {wildcards.suite} --model {input.model} "
+        "--pooler {params.pooler} --data {params.data} --scale {params.scale} {params.extra} --out {output} "
+        "> {log} 2>&1"
 
 
 rule evaluate_suite_pretrained:
@@ -92,13 +99,15 @@ rule evaluate_suite_pretrained:
     output:
         f"{R}/eval/pretrained/{{origin}}/{{backbone}}/{{suite}}/{{pooler}}.json",
     params:
+        data=lambda w: data_root(w.origin),
         extra=lambda w: SUITE_ARGS.get(w.suite, ""),
+        scale=SCALE,
     threads: 2
     log:
         f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/{{suite}}/{{pooler}}.log",
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate {wildcards.suite} --model {input.model} "
-        "--pooler {wildcards.pooler} --data {R}/data/{wildcards.origin} --scale {SCALE} {params.extra} "
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate {wildcards.suite} --model {input.model} "
+        "--pooler {wildcards.pooler} --data {params.data} --scale {params.scale} {params.extra} "
         "--out {output} > {log} 2>&1"

@@ -11,13 +11,14 @@ rule table:
         csv=f"{R}/tables/{{paper}}/{{table}}.csv",
     params:
         inputs=lambda w: json.dumps({"rows": table_inputs(w.paper, w.table), "meta": W.table_meta()}),
+        scale=SCALE,
     log:
         f"{R}/logs/report/{{paper}}/{{table}}.log",
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} report table --paper-file {input.paper} --table {wildcards.table} --inputs {params.inputs:q} "
-        "--scale {SCALE} --out {output.tex} > {log} 2>&1"
+        "python -m sentaug.cli report table --paper-file {input.paper} --table {wildcards.table} "
+        "--inputs {params.inputs:q} --scale {params.scale} --out {output.tex} > {log} 2>&1"
 
 
 rule figure:
@@ -31,34 +32,18 @@ rule figure:
         csv=f"{R}/figures/{{paper}}/{{figure}}.csv",
     params:
         inputs=lambda w: json.dumps({"panels": W.figure_points(w.paper, w.figure), "meta": W.table_meta()}),
+        scale=SCALE,
     log:
         f"{R}/logs/report/{{paper}}/{{figure}}.log",
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} report figure --paper-file {input.paper} --figure {wildcards.figure} "
-        "--inputs {params.inputs:q} --scale {SCALE} --out {output.pdf} > {log} 2>&1"
+        "python -m sentaug.cli report figure --paper-file {input.paper} --figure {wildcards.figure} "
+        "--inputs {params.inputs:q} --scale {params.scale} --out {output.pdf} > {log} 2>&1"
 
 
-# Augmentation census: every declared augmentation on the scale's corpus (first seed), with the cosine
-# between original and augmented under the scale's bert-base-uncased stand-in (mean pooling).
-CENSUS_BACKBONE = sc.stand_in(config, "bert-base-uncased")
-
-
-def census_embedding_file(augmentation, seed, corpus=CORPUS):
-    return f"{R}/census/{corpus}/{augmentation}/seed{seed}.{CENSUS_BACKBONE}.json"
-
-
-def census_rows():
-    """Every declared augmentation, or the `census` list when the config gives one."""
-    names = config.get("census") or list(config["augmentations"])
-    unknown = [a for a in names if a not in config["augmentations"]]
-    if unknown:
-        raise ValueError(f"config key 'census': unknown augmentation {unknown[0]!r}")
-    return {a: {"stats": cache_file(a, SEEDS[0]).replace(".parquet", ".json"),
-                "embedding": census_embedding_file(a, SEEDS[0])} for a in names}
-
-
+# Augmentation census (census_rows in common.smk): every declared augmentation on the scale's corpus (first
+# seed), with the cosine between original and augmented under the scale's bert-base-uncased stand-in.
 rule augment_cosine:
     input:
         cache=f"{R}/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.parquet",
@@ -74,7 +59,7 @@ rule augment_cosine:
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} augment-cosine --cache {input.cache} --model {input.model} "
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli augment-cosine --cache {input.cache} --model {input.model} "
         "--max-lines {params.max_lines} --out {output} 2> {log}"
 
 
@@ -88,12 +73,14 @@ rule census:
     params:
         inputs=lambda w: json.dumps({"rows": census_rows(), "meta": {"corpus": CORPUS, "seed": SEEDS[0],
                                                                      "backbone": CENSUS_BACKBONE}}),
+        scale=SCALE,
     log:
         f"{R}/logs/report/census.log",
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} report census --inputs {params.inputs:q} --scale {SCALE} --out {output.tex} > {log} 2>&1"
+        "python -m sentaug.cli report census --inputs {params.inputs:q} --scale {params.scale} --out {output.tex} "
+        "> {log} 2>&1"
 
 
 rule tokenization_effects:
@@ -108,4 +95,5 @@ rule tokenization_effects:
     conda:
         "../envs/augment.yaml"
     shell:
-        "{SENTAUG} tokenization-effects --corpus {input.corpus} --tokenizer {input.tokenizer} --out {output} 2> {log}"
+        "python -m sentaug.cli tokenization-effects --corpus {input.corpus} --tokenizer {input.tokenizer} "
+        "--out {output} 2> {log}"

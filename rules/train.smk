@@ -15,20 +15,8 @@ rule backbone:
     conda:
         "../envs/train.yaml"
     shell:
-        "{SENTAUG} backbone {wildcards.backbone} --spec {params.spec:q} {params.mirror} --out {output} 2> {log}"
-
-
-def _positives(w):
-    spec = run_spec(w)
-    return [cache_file(aug, seed, spec["corpus"]) for aug, seed in sc.method_caches(spec)]
-
-
-def _index(w):
-    """CARDS' retrieval index: built with the frozen backbone this run starts from, pooled as it evaluates."""
-    spec = run_spec(w)
-    if spec["negatives"]["source"] != "retrieved":
-        return []
-    return f"{R}/index/{spec['corpus']}/{w.backbone}/{spec['eval_pooler']}/k{spec['negatives'].get('k', 64)}.npz"
+        "python -m sentaug.cli backbone {wildcards.backbone} --spec {params.spec:q} {params.mirror} "
+        "--out {output} 2> {log}"
 
 
 rule train:
@@ -46,7 +34,7 @@ rule train:
         spec=lambda w: W.spec_file(w.paper, w.backbone, w.method, w.seed),
         positives=lambda w, input: f"--positives {input.positives}" if input.positives else "",
         index=lambda w, input: f"--index {input.index}" if input.index else "",
-        data=data_root(),
+        data=lambda w, input: os.path.dirname(input.dev),
         launcher=TRAIN_LAUNCHER[0],
         process_threads=TRAIN_LAUNCHER[1],
     threads: TRAIN_RESOURCES["threads"]

@@ -177,6 +177,17 @@ class Workflow:
         return [f"{self.R}/tables/{p}/{t}.tex" for p, paper in self.papers.items() for t in paper.get("tables", {})]
 
 
+def export_job_environment(src: Path, python: str) -> None:
+    """Make jobs import this checkout's `src` and run `python` from the interpreter running Snakemake (e.g.
+    .venv/bin/snakemake without an activated venv). Snakemake passes its environment to every job (also to
+    SLURM jobs: sbatch --export=ALL); with --software-deployment-method conda the rule's environment is put in
+    front of this PATH."""
+    import os
+
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH")]))
+    os.environ["PATH"] = os.pathsep.join([str(Path(python).parent), os.environ.get("PATH", "")])
+
+
 def code_files(src: Path, *modules: str) -> list[str]:
     """The package modules a rule runs, as inputs: editing one reruns the jobs that depend on it.
 
