@@ -103,15 +103,15 @@ class Workflow:
         """GPUs, threads, memory (MB) and run time (minutes) of a training job at this scale."""
         return {**TRAIN_RESOURCES, **(self.S.get("train_resources") or {})}
 
-    def train_launcher(self, module: str = "sentaug.cli") -> tuple[str, int]:
+    def train_launcher(self) -> tuple[str, int]:
         """(command, threads per process) of a training job: `python -m sentaug.cli`, or with more than one
         GPU `torchrun` with one process per GPU (data parallel, `sentaug.train.distributed`), the job's
         threads shared among them."""
         res = self.train_resources()
         if res["gpu"] > 1:
-            return (f"torchrun --standalone --nproc_per_node {res['gpu']} -m {module}",
+            return (f"torchrun --standalone --nproc_per_node {res['gpu']} -m sentaug.cli",
                     max(1, res["threads"] // res["gpu"]))
-        return f"python -m {module}", res["threads"]
+        return "python -m sentaug.cli", res["threads"]
 
     def run_dir(self, paper: str, backbone: str, method: str, seed: int) -> str:
         return f"{self.R}/runs/{self.scale}/{self.run_paper(paper)}/{backbone}/{method}/seed{seed}"

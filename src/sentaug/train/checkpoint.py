@@ -11,7 +11,7 @@ A checkpoint is written in a ``.tmp`` folder (state fsynced, then meta) and rena
 process killed while saving leaves at most a ``.tmp`` folder, which is removed. The `KEEP` newest are kept.
 Loading takes the newest checkpoint whose meta parses, whose ``state.pt`` has the recorded size and
 sha256, and which loads with ``weights_only=True``; a damaged one is reported, renamed ``.bad`` and never
-loaded, and the next older one is tried. A checkpoint written for another spec is ignored. When none is
+loaded, and the next older one is tried. A checkpoint written for another spec is removed. When none is
 usable the run starts from scratch, and says so.
 
 The best model so far (``<out>.partial/best``) is part of the state: a checkpoint whose best dev score has
@@ -96,8 +96,9 @@ class Checkpoints:
         except (OSError, ValueError, KeyError, TypeError) as e:
             return self._reject(folder, f"its meta.json is missing or unreadable ({e})")
         step, written_for, size, sha = recorded
-        if written_for != digest:
-            _say(f"ignoring checkpoint {folder}: it was written for a different spec")
+        if written_for != digest:   # the run's settings changed: it can never be resumed from
+            _say(f"removing checkpoint {folder}: it was written for a different spec")
+            shutil.rmtree(folder, ignore_errors=True)
             return None
         state_file = folder / "state.pt"
         actual = state_file.stat().st_size if state_file.exists() else None

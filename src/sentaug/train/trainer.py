@@ -132,8 +132,9 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
         # is dropped with them)
         kept = [r for r in log_path.read_text().splitlines() if _log_step(r) <= step] if log_path.exists() else []
         log_path.write_text("".join(r + "\n" for r in kept))
-    elif lead:
+    elif lead:   # a fresh start: nothing of an earlier attempt (another spec's best model) may leak in
         log_path.unlink(missing_ok=True)
+        shutil.rmtree(partial / "best", ignore_errors=True)
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if dev.type == "cuda" else torch.autocast("cpu", enabled=False)
 
     def evaluate_and_keep_best(at_step: int) -> float:
