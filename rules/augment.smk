@@ -18,13 +18,8 @@ rule parse:
     conda:
         "../envs/augment.yaml"
     shell:
-        "{SENTAUG} parse --corpus {input.corpus} --out {output} --model {params.model} --workers {threads} 2> {log}"
-
-
-def _augmentation(w):
-    """(op, parameters, backbone folders) of the declared augmentation; `backbone:<name>` parameters (CARDS's
-    RoBERTa tokenizer, CTxt's masked LM, AugCSE's seq2seq models) name this scale's backbone folders."""
-    return sc.augmentation_call(config, w.augmentation, f"{R}/backbones")
+        "python -m sentaug.cli parse --corpus {input.corpus} --out {output} --model {params.model} "
+        "--workers {threads} 2> {log}"
 
 
 rule augment:
@@ -48,5 +43,6 @@ rule augment:
     conda:
         "../envs/augment.yaml"
     shell:
-        "{SENTAUG} augment {params.op} --corpus {input.corpus} --parse {input.parse} --seed {wildcards.seed} "
-        "--workers {threads} --spacy-model {params.model} {params.extra} --out {output.cache} 2> {log}"
+        "python -m sentaug.cli augment {params.op} --corpus {input.corpus} --parse {input.parse} "
+        "--seed {wildcards.seed} --workers {threads} --spacy-model {params.model} {params.extra} "
+        "--out {output.cache} 2> {log}"

@@ -6,13 +6,10 @@ import re
 import sys
 from pathlib import Path
 
-from sentaug.workflow import SUITES, Workflow, code_files, data_folders
+from sentaug.workflow import SUITES, Workflow, code_files, data_folders, export_job_environment
 
 SRC = Path(workflow.basedir) / "src"
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), os.environ.get("PYTHONPATH")]))
-# Jobs run `python` from the interpreter running Snakemake (e.g. .venv/bin/snakemake without activating
-# the venv); with --software-deployment-method conda the rule's environment is put in front of this.
-os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+export_job_environment(SRC, sys.executable)   # jobs import this checkout's src with this interpreter
 SENTAUG = "python -m sentaug.cli"
 
 R = config.get("results", "results")
@@ -23,6 +20,8 @@ ORIGIN = W.origin                      # demo (bundled) or official (downloads /
 CORPUS = W.corpus
 SEEDS = W.seeds
 PAPERS = W.papers
+TRAIN_RESOURCES = W.train_resources()
+TRAIN_LAUNCHER = W.train_launcher()
 
 # The names the rules use; the resolution lives in sentaug.workflow (documented and tested there).
 data_root = W.data_root
@@ -66,3 +65,9 @@ wildcard_constraints:
     suite="|".join(SUITES),
     backbone=r"[^/]+",
     pooler=r"[^/]+",
+
+
+def _augmentation(w):
+    """(op, parameters, backbone folders) of the declared augmentation; `backbone:<name>` parameters (CARDS's
+    RoBERTa tokenizer, CTxt's masked LM, AugCSE's seq2seq models) name this scale's backbone folders."""
+    return sc.augmentation_call(config, w.augmentation, f"{R}/backbones")

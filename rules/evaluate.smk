@@ -11,7 +11,8 @@ rule evaluate_run:
         f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts.json",
     params:
         pooler=lambda w: run_spec(w)["eval_pooler"],
-        data=data_root(),
+        data=lambda w, input: os.path.dirname(input.sts),
+        scale=SCALE,
     threads: 2
     message:
         "evaluate sts: {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
@@ -20,8 +21,8 @@ rule evaluate_run:
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate sts --model {input.model} --pooler {params.pooler} "
-        "--data {params.data} --scale {SCALE} --out {output} > {log} 2>&1"
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate sts --model {input.model} "
+        "--pooler {params.pooler} --data {params.data} --scale {params.scale} --out {output} > {log} 2>&1"
 
 
 rule evaluate_run_pooler:
@@ -34,7 +35,8 @@ rule evaluate_run_pooler:
     output:
         f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts.{{pooler}}.json",
     params:
-        data=data_root(),
+        data=lambda w, input: os.path.dirname(input.sts),
+        scale=SCALE,
     threads: 2
     message:
         "evaluate sts ({wildcards.pooler}): {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
@@ -43,8 +45,8 @@ rule evaluate_run_pooler:
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate sts --model {input.model} --pooler {wildcards.pooler} "
-        "--data {params.data} --scale {SCALE} --out {output} > {log} 2>&1"
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate sts --model {input.model} "
+        "--pooler {wildcards.pooler} --data {params.data} --scale {params.scale} --out {output} > {log} 2>&1"
 
 
 rule evaluate_pretrained:
@@ -55,6 +57,9 @@ rule evaluate_pretrained:
         code=code("evaluate/sts.py", "data/senteval.py", "models/encoder.py", "models/poolers.py", "models/tokens.py"),
     output:
         f"{R}/eval/pretrained/{{origin}}/{{backbone}}/{{pooler}}.json",
+    params:
+        data=lambda w, input: os.path.dirname(input.sts),
+        scale=SCALE,
     threads: 2
     message:
         "evaluate sts: pre-trained {wildcards.backbone} ({wildcards.pooler})"
@@ -63,8 +68,8 @@ rule evaluate_pretrained:
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate sts --model {input.model} --pooler {wildcards.pooler} "
-        "--data {R}/data/{wildcards.origin} --scale {SCALE} --out {output} > {log} 2>&1"
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate sts --model {input.model} "
+        "--pooler {wildcards.pooler} --data {params.data} --scale {params.scale} --out {output} > {log} 2>&1"
 
 
 rule evaluate_suite:
@@ -79,6 +84,7 @@ rule evaluate_suite:
         pooler=lambda w: run_spec(w)["eval_pooler"],
         data=data_root(),
         extra=lambda w: SUITE_ARGS.get(w.suite, ""),
+        scale=SCALE,
     threads: 2
     message:
         "evaluate {wildcards.suite}: {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
@@ -87,8 +93,9 @@ rule evaluate_suite:
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate {wildcards.suite} --model {input.model} "
-        "--pooler {params.pooler} --data {params.data} --scale {SCALE} {params.extra} --out {output} > {log} 2>&1"
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate {wildcards.suite} --model {input.model} "
+        "--pooler {params.pooler} --data {params.data} --scale {params.scale} {params.extra} --out {output} "
+        "> {log} 2>&1"
 
 
 rule evaluate_suite_pretrained:
@@ -100,7 +107,9 @@ rule evaluate_suite_pretrained:
     output:
         f"{R}/eval/pretrained/{{origin}}/{{backbone}}/{{suite}}/{{pooler}}.json",
     params:
+        data=lambda w: data_root(w.origin),
         extra=lambda w: SUITE_ARGS.get(w.suite, ""),
+        scale=SCALE,
     threads: 2
     message:
         "evaluate {wildcards.suite}: pre-trained {wildcards.backbone} ({wildcards.pooler})"
@@ -109,8 +118,8 @@ rule evaluate_suite_pretrained:
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate {wildcards.suite} --model {input.model} "
-        "--pooler {wildcards.pooler} --data {R}/data/{wildcards.origin} --scale {SCALE} {params.extra} "
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate {wildcards.suite} --model {input.model} "
+        "--pooler {wildcards.pooler} --data {params.data} --scale {params.scale} {params.extra} "
         "--out {output} > {log} 2>&1"
 
 

@@ -25,5 +25,5 @@ rule index:
     conda:
         "../envs/train.yaml"
     shell:
-        "{SENTAUG} index --corpus {input.corpus} --backbone {input.backbone} --pooler {wildcards.pooler} "
+        "python -m sentaug.cli index --corpus {input.corpus} --backbone {input.backbone} --pooler {wildcards.pooler} "
         "--k {wildcards.k} --out {output.index} 2> {log}"

@@ -130,16 +130,18 @@ rule train:
     output:
         directory(f"{R}/runs/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}"),
     params:
-        spec=lambda w: json.dumps(run_spec(w)),
+        spec=lambda w: W.spec_file(w.paper, w.backbone, w.method, w.seed),   # results/specs/<digest>.json
         positives=lambda w, input: f"--positives {input.positives}" if input.positives else "",
         index=lambda w, input: f"--index {input.index}" if input.index else "",
         tokens=lambda w, input: f"--tokens {input.tokens}" if input.tokens else "",
         data=data_root(),
-    threads: 2 if SCALE != "paper" else 8
+        launcher=TRAIN_LAUNCHER[0],
+        process_threads=TRAIN_LAUNCHER[1],
+    threads: TRAIN_RESOURCES["threads"]
     resources:
-        gpu=1 if SCALE == "paper" else 0,
-        runtime=720 if SCALE == "paper" else 60,
-        mem_mb=32000 if SCALE == "paper" else 4000,
+        gpu=TRAIN_RESOURCES["gpu"],
+        runtime=TRAIN_RESOURCES["runtime"],
+        mem_mb=TRAIN_RESOURCES["mem_mb"],
     message:
         "train {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed} ({wildcards.paper})"
     log:
@@ -147,6 +149,8 @@ rule train:
     conda:
         "../envs/train.yaml"
     shell:
-        # --resume: a preempted or requeued job continues from its last checkpoint (same result).
-        "OMP_NUM_THREADS={threads} {SENTAUG} train --spec {params.spec:q} --corpus {input.corpus} "
-        "{params.positives} {params.index} {params.tokens} --backbone {input.backbone} --dev-data {params.data} --out {output} --resume 2> {log}"
+        # --resume: a preempted or requeued job continues from its last checkpoint (same result). With more
+        # than one GPU the launcher is torchrun, one process per GPU, each with its share of the threads.
+        "OMP_NUM_THREADS={params.process_threads} {params.launcher} train --spec {params.spec} "
+        "--corpus {input.corpus} {params.positives} {params.index} {params.tokens} --backbone {input.backbone} "
+        "--dev-data {params.data} --out {output} --resume 2> {log}"

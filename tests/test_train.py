@@ -92,7 +92,7 @@ def test_same_seed_same_model_and_resume_gives_the_uninterrupted_result(setup, m
     train(s, corpus, None, backbone, str(root / "data"), str(root / "a"))
     train(s, corpus, None, backbone, str(root / "data"), str(root / "b"))
     assert train(s, corpus, None, backbone, str(root / "data"), str(root / "c"), stop_after=3) is None
-    assert not (root / "c").exists() and (root / "c.partial/last/state.pt").exists()
+    assert not (root / "c").exists() and (root / "c.partial/checkpoints/step00000003/state.pt").exists()
     train(s, corpus, None, backbone, str(root / "data"), str(root / "c"), resume=True)
     a, b, c = (load_file(str(root / x / "model.safetensors")) for x in "abc")
     for name in a:

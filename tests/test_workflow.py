@@ -6,10 +6,7 @@ file; then the workflow must find nothing to redo, and a changed learning rate m
 or re-augmenting.
 """
 import json
-import re
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +15,8 @@ import pytest
 import yaml
 from scipy.stats import spearmanr
 
+from tests.workflow_runs import job_counts, snakemake
+
 ROOT = Path(__file__).resolve().parents[1]
 METHODS = ["simcse", "sda_pi", "sda_aa", "sda_dn"]
 BACKBONES = {"bert-base-uncased": "tiny-bert", "roberta-base": "tiny-roberta"}
@@ -25,46 +24,9 @@ BACKBONES = {"bert-base-uncased": "tiny-bert", "roberta-base": "tiny-roberta"}
 pytestmark = pytest.mark.slow
 
 
-def snakemake(*args, cwd=ROOT):
-    cmd = [sys.executable, "-m", "snakemake", *args]
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=_env())
-
-
-def _env():
-    import os
-
-    env = dict(os.environ)
-    env.pop("SENTAUG_MIRROR", None)  # demo scale reads only bundled data
-    return env
-
-
-def job_counts(dry_run_output: str) -> dict[str, int]:
-    """Rule -> job count from the 'Job stats' table of a dry run."""
-    counts, table = {}, False
-    for line in dry_run_output.splitlines():
-        if line.startswith("job ") and "count" in line:
-            table = True
-            continue
-        if table:
-            m = re.match(r"^(\w+)\s+(\d+)$", line.strip())
-            if m and m.group(1) != "total":
-                counts[m.group(1)] = int(m.group(2))
-            elif line.strip().startswith("total"):
-                break
-    return counts
-
-
 @pytest.fixture(scope="module")
-def workflow(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("wf")
-    results = tmp / "results"
-    override = tmp / "override.yaml"
-    override.write_text(yaml.safe_dump({"results": str(results), "scales": {"demo": {
-        "train": {"max_steps": 6, "batch_size": 16, "learning_rate": 1e-4, "eval_steps": 3}}}}))
-    targets = [f"{results}/tables/sda/table4.tex", f"{results}/tables/sda/table3.tex"]
-    run = snakemake(*targets, "--cores", "2", "--configfile", "config.yaml", str(override))
-    assert run.returncode == 0, run.stderr[-4000:]
-    return results, override, targets
+def workflow(demo_tables):
+    return demo_tables
 
 
 def test_table4_cells_are_the_mean_of_the_seed_results(workflow):
@@ -134,8 +96,9 @@ def test_rerun_does_only_what_changed(workflow):
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
     cfg = yaml.safe_load(override.read_text())
     cfg["scales"]["demo"]["train"]["learning_rate"] = 2e-4
-    override.write_text(yaml.safe_dump(cfg))
-    changed = snakemake(*targets, "-n", "--configfile", "config.yaml", str(override))
+    changed_lr = override.with_name("override_lr.yaml")   # the shared override stays as it was
+    changed_lr.write_text(yaml.safe_dump(cfg))
+    changed = snakemake(*targets, "-n", "--configfile", "config.yaml", str(changed_lr))
     counts = job_counts(changed.stdout)
     assert counts.get("train") == len(METHODS) * len(BACKBONES) * 2
     assert not {"parse", "augment", "backbone", "download_corpus", "download_senteval",

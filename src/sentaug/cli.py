@@ -6,6 +6,7 @@ and the light stages start fast.
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import sys
 
@@ -64,9 +65,12 @@ def cmd_augment(a):
 
 
 def cmd_train(a):
+    from pathlib import Path
+
     from .train.trainer import train
 
-    train(json.loads(a.spec), corpus=a.corpus, positives=a.positives, backbone=a.backbone,
+    spec = json.loads(Path(a.spec).read_text(encoding="utf-8") if a.spec.endswith(".json") else a.spec)
+    train(spec, corpus=a.corpus, positives=a.positives, backbone=a.backbone,
           dev_data=a.dev_data, out=a.out, resume=a.resume, index=a.index, tokens=a.tokens or (),
           compile_backbone=a.compile)
 
@@ -306,7 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
     au.set_defaults(func=cmd_augment)
 
     t = sub.add_parser("train", help="train one method/backbone/seed (one trainer for every method)")
-    t.add_argument("--spec", required=True, help="resolved training spec (JSON), see sentaug.config.train_spec")
+    t.add_argument("--spec", required=True, help="resolved training spec (JSON, or a .json file holding it), see "
+                                                 "sentaug.config.train_spec")
     t.add_argument("--corpus", required=True)
     t.add_argument("--positives", nargs="+", metavar="FILE.parquet",
                    help="augmentation caches the method reads, in the order sentaug.config.method_caches gives")
@@ -542,6 +547,12 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as e:
         # Bad input is reported in one line that names the file or key; tracebacks are for bugs.
         print(f"sentaug {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        if e.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            raise
+        # A full disk (or quota, or file-size limit): outputs are written atomically, so none was left behind.
+        print(f"sentaug {args.command}: error: {e}; no output was written", file=sys.stderr)
         return 2
     return 0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import json
 import os
 from importlib import resources
@@ -366,6 +367,11 @@ def nli_triplet_set(config: dict, positive: dict, scale: str | None = None) -> s
             raise ConfigError(f"config key 'scales.{scale or config['scale']}.nli_sets' has no '{data}' "
                               f"(positive.{key} of an nli method)")
     return ".as_".join(sets[data] for _, data in wanted)
+
+
+def spec_digest(spec: dict) -> str:
+    """A run's identity: the hash of its resolved spec (checkpoints and spec files are keyed by it)."""
+    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def method_caches(spec: dict) -> list[tuple[str, int]]:

@@ -11,6 +11,7 @@ its paper component is `shared` (SimCSE is trained once per backbone and seed, n
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 from . import config as sc
@@ -37,6 +38,8 @@ def data_folders() -> list[str]:
     return [name for name, src in load_sources()["official"].items() if src["outputs"] == [name]]
 # Changed rows per augmentation in an augmentation analysis (VaSCL Fig. 3b averages 20,000 examples).
 AUGMENTATION_ANALYSIS_SAMPLE = {"demo": 500, "small": 2000, "paper": 20000}
+# What a training job asks for unless `scales.<scale>.train_resources` says otherwise.
+TRAIN_RESOURCES = {"gpu": 0, "threads": 2, "mem_mb": 4000, "runtime": 60}
 
 
 class Workflow:
@@ -180,6 +183,34 @@ class Workflow:
             raise ValueError(f"runs at scale '{self.scale}' live under "
                              f"{self.R}/runs/{self.scale}/{'|'.join(valid)}/, not under '{paper}'")
         return self.train_spec(paper, self.paper_backbone(backbone), method, seed)
+
+    def spec_file(self, paper: str, backbone: str, method: str, seed: int) -> str:
+        """The run's spec as a JSON file named by its digest, `<results>/specs/<digest>.json`, written the first
+        time it is asked for. The train command reads it: one short argument on the console instead of a
+        page of JSON per job, and a changed spec is a new file name, so Snakemake still retrains exactly the
+        runs whose spec changed."""
+        from .io import atomic_path
+
+        spec = self.run_spec(paper, backbone, method, seed)
+        path = Path(self.R) / "specs" / f"{sc.spec_digest(spec)}.json"
+        if not path.exists():
+            with atomic_path(path) as tmp:
+                tmp.write_text(json.dumps(spec, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        return str(path)
+
+    def train_resources(self) -> dict:
+        """GPUs, threads, memory (MB) and run time (minutes) of a training job at this scale."""
+        return {**TRAIN_RESOURCES, **(self.S.get("train_resources") or {})}
+
+    def train_launcher(self) -> tuple[str, int]:
+        """(command, threads per process) of a training job: `python -m sentaug.cli`, or with more than one
+        GPU `torchrun` with one process per GPU (data parallel, `sentaug.train.distributed`), the job's
+        threads shared among them."""
+        res = self.train_resources()
+        if res["gpu"] > 1:
+            return (f"torchrun --standalone --nproc_per_node {res['gpu']} -m sentaug.cli",
+                    max(1, res["threads"] // res["gpu"]))
+        return "python -m sentaug.cli", res["threads"]
 
     def run_dir(self, paper: str, backbone: str, method: str, seed: int) -> str:
         return f"{self.R}/runs/{self.scale}/{self.run_paper(paper)}/{backbone}/{method}/seed{seed}"
@@ -450,6 +481,17 @@ class Workflow:
             return []
         return [f"{self.R}/tables/leaderboard.{ext}" for ext in ("tex", "csv", "md")] + \
             [f"{self.R}/figures/leaderboard.{ext}" for ext in ("pdf", "png")]
+
+
+def export_job_environment(src: Path, python: str) -> None:
+    """Make jobs import this checkout's `src` and run `python` from the interpreter running Snakemake (e.g.
+    .venv/bin/snakemake without an activated venv). Snakemake passes its environment to every job (also to
+    SLURM jobs: sbatch --export=ALL); with --software-deployment-method conda the rule's environment is put in
+    front of this PATH."""
+    import os
+
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH")]))
+    os.environ["PATH"] = os.pathsep.join([str(Path(python).parent), os.environ.get("PATH", "")])
 
 
 def code_files(src: Path, *modules: str) -> list[str]:

@@ -111,6 +111,10 @@ def build_backbone(name: str, spec: dict, out: str | os.PathLike, model_mirror: 
     else:
         tokenizer = AutoTokenizer.from_pretrained(resolve_tokenizer(spec["tokenizer"], model_mirror))
         model = random_model(spec["arch"], spec["size"], tokenizer, seed=spec.get("seed", 0))
+    if "dropout" in spec:   # e.g. 0: data-parallel training then equals single-process training (tests)
+        for key in ("hidden_dropout_prob", "attention_probs_dropout_prob", "dropout", "attention_dropout"):
+            if hasattr(model.config, key):
+                setattr(model.config, key, spec["dropout"])
     with atomic_dir(out) as tmp:
         model.save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)

@@ -21,28 +21,26 @@ SentenceTransformer), `train_log.jsonl` and `train_summary.json`. While training
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
 import torch
 
+from ..config import spec_digest
 from ..io import write_json
 from ..models.encoder import SentenceEncoder, pick_device
 from ..models.tokens import TokenTable
 from . import distributed
+from .checkpoint import Checkpoints, DivergenceGuard, replace_dir
 from .method import Method, needs_mlm
 from .sources import training_data
 
 LOG_EVERY = 10
-
-
-def spec_digest(spec: dict) -> str:
-    return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def batch_order(n: int, batch_size: int, seed: int, step: int) -> list[int]:
@@ -106,39 +104,6 @@ def backbone_config(config, dropout: float | None, path: str = "backbone"):
                      f"of the dropout settings {', '.join(k for keys in DROPOUT_KEYS for k in keys)}")
 
 
-class _Checkpoint:
-    """Resumable training state under <out>.partial/last (model, heads, optimizer, scheduler, RNG, step)."""
-
-    def __init__(self, root: Path):
-        self.path = root / "last" / "state.pt"
-
-    def save(self, method, optimizer, scheduler, step: int, best: float, digest: str, loss_window) -> None:
-        state = {"method": method.state_dict(), "optimizer": optimizer.state_dict(),
-                 "scheduler": scheduler.state_dict(), "step": step, "best": best, "digest": digest,
-                 "loss_window": loss_window,
-                 "rng_cpu": torch.get_rng_state(),
-                 "rng_cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        torch.save(state, tmp)
-        os.replace(tmp, self.path)
-
-    def load(self, method, optimizer, scheduler, digest: str):
-        if not self.path.exists():
-            return None
-        state = torch.load(self.path, map_location="cpu", weights_only=False)
-        if state["digest"] != digest:
-            print(f"[train] ignoring checkpoint {self.path}: it was written for a different spec")
-            return None
-        method.load_state_dict(state["method"])
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        torch.set_rng_state(state["rng_cpu"])
-        if state["rng_cuda"] is not None and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(state["rng_cuda"])
-        return state["step"], state["best"], state["loss_window"]
-
-
 def make_optimizer(method, spec: dict, device: torch.device) -> torch.optim.AdamW:
     """AdamW over `parameter_groups`: the fused CUDA kernel on a GPU (one launch for every tensor), the
     default implementation elsewhere."""
@@ -186,22 +151,28 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     optimizer = make_optimizer(method, spec, dev)
     scheduler = lr_schedule(optimizer, total, spec.get("schedule", "linear"))
     evaluator = dev_evaluator(spec, dev_data)
-    ckpt = _Checkpoint(partial)
+    ckpt = Checkpoints(partial)
+    guard = DivergenceGuard()
 
     step, best, (running, since), part_sums = 0, -math.inf, (0.0, 0), {}
-    restored = ckpt.load(method, optimizer, scheduler, digest) if resume else None
+    restored = None
+    if resume:   # the lead rank sets damaged checkpoints aside before the others look
+        restored = ckpt.load(method, optimizer, scheduler, digest) if lead else None
+        distributed.barrier()
+        restored = restored if lead else ckpt.load(method, optimizer, scheduler, digest)
     log_path = partial / "train_log.jsonl"
     if restored:
         step, best, (running, since) = restored
-        print(f"[train] resumed at step {step} (best STS-B dev so far {best:.2f})")
+        print(f"[train] resumed at step {step} (best STS-B dev so far {best:.2f})", file=sys.stderr, flush=True)
     running = torch.tensor(running, dtype=torch.float64, device=dev)   # summed on the device: no wait per step
     if restored and lead:
-        # records written after that checkpoint are replayed by the resumed run
-        kept = [r for r in log_path.read_text().splitlines() if json.loads(r)["step"] <= step] \
-            if log_path.exists() else []
+        # records written after that checkpoint are replayed by the resumed run (a line cut short by a kill
+        # is dropped with them)
+        kept = [r for r in log_path.read_text().splitlines() if _log_step(r) <= step] if log_path.exists() else []
         log_path.write_text("".join(r + "\n" for r in kept))
-    elif lead:
+    elif lead:   # a fresh start: nothing of an earlier attempt (another spec's best model) may leak in
         log_path.unlink(missing_ok=True)
+        shutil.rmtree(partial / "best", ignore_errors=True)
     amp = torch.autocast("cuda", dtype=torch.bfloat16) if dev.type == "cuda" else torch.autocast("cpu", enabled=False)
 
     def evaluate_and_keep_best(at_step: int) -> float:
@@ -216,10 +187,16 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
             shutil.rmtree(tmp, ignore_errors=True)
             encoder.save(tmp, tokenizer, eval_pooler=spec["eval_pooler"])
             (tmp / "best_step.json").write_text(json.dumps({"step": at_step, "stsb_dev": score}))
-            shutil.rmtree(partial / "best", ignore_errors=True)
-            os.replace(tmp, partial / "best")
+            replace_dir(tmp, partial / "best")
         distributed.barrier()
         return score
+
+    def kept_message() -> str:
+        saved = ckpt.steps()
+        kept = f"the last good checkpoint ({saved[0].name}) is kept in {ckpt.root}" if saved else \
+            "no checkpoint had been saved yet"
+        return (f"Run {spec['method']} seed {spec['seed']}: {kept}; nothing was written to {out}. A lower "
+                f"learning rate, or a look at the inputs of the steps before, is where to start.")
 
     first_step, started = step, time.time()
     method.train()
@@ -236,6 +213,7 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
             scheduler.step()
             optimizer.zero_grad(set_to_none=True)
             step += 1
+            guard.observe(loss, step)
             running, since = running + loss.detach().double(), since + 1
             for name, value in parts.items():
                 part_sums[name] = part_sums.get(name, 0.0) + value.double()
@@ -247,6 +225,8 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
                 if set(part_sums) != {"contrastive"}:      # the parts, unless plain contrastive
                     record["parts"] = {k: v.item() / since for k, v in part_sums.items()}
                 running, since, part_sums = torch.zeros_like(running), 0, {}
+            if record or step % spec["save_steps"] == 0 or step == stop_after:
+                guard.check(kept_message())   # before anything from a diverged step is logged, scored or saved
             if step % spec["eval_steps"] == 0 or step == total:
                 record["stsb_dev"] = evaluate_and_keep_best(step)
                 record["best_stsb_dev"] = best
@@ -266,16 +246,16 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     best_info = json.loads((partial / "best" / "best_step.json").read_text())
     summary = {"spec": spec, "steps": total, "best_step": best_info["step"], "best_stsb_dev": best_info["stsb_dev"],
                "train_seconds": round(seconds, 2), "steps_per_second": round((total - first_step) / seconds, 3),
-               "n_train_pairs": len(data), "device": str(dev), "versions": _versions(),
-               "attn_implementation": model.config._attn_implementation,
+               "n_train_pairs": len(data), "device": str(dev), "processes": distributed.world()[0],
+               "versions": _versions(), "attn_implementation": model.config._attn_implementation,
                "token_lookups": {"from_files": method.batch_tokenizer.hits,
                                  "tokenized": method.batch_tokenizer.misses}}
     final = partial / "best"
-    shutil.move(str(log_path), final / "train_log.jsonl")
+    shutil.copyfile(log_path, final / "train_log.jsonl")
     write_json(final / "train_summary.json", summary)
     if out.exists():
         shutil.rmtree(out)
-    os.replace(final, out)
+    os.replace(final, out)   # the one step that makes the run visible, complete
     shutil.rmtree(partial, ignore_errors=True)
     return summary
 
@@ -289,6 +269,13 @@ def dev_evaluator(spec: dict, dev_data: str):
 
         return DevEvaluator(pairs=read_cnsd_split(dev_data, "dev"))
     return DevEvaluator(dev_data)
+
+
+def _log_step(record: str) -> float:
+    try:
+        return json.loads(record)["step"]
+    except (ValueError, KeyError, TypeError):
+        return math.inf
 
 
 def parameter_groups(method, spec: dict) -> list[dict]:

@@ -1,0 +1,412 @@
+"""Faults injected for real, and what must hold after each (nothing lost, nothing half-written kept).
+
+| fault                                                   | what must hold                                      |
+|---------------------------------------------------------|-----------------------------------------------------|
+| SIGKILL of a training process at random steps (x3)      | resumes from its checkpoint; weights bit-identical  |
+| SIGKILL of Snakemake (and its jobs) mid-DAG             | the rerun completes; same weights; no partial file  |
+| checkpoint truncated / corrupted (same size)            | detected by its sha256, never loaded; previous one  |
+|                                                         | or scratch, with a message; same weights            |
+| checkpoint carrying pickled code (valid hash)           | weights_only load refuses it; the code never runs   |
+| NaN loss (a NaN embedding row met at a known step)      | stops with a message naming the step; last good     |
+|                                                         | checkpoint kept and loadable; no output             |
+| download corrupted / cut mid-stream (local HTTP server) | error naming the file; nothing at the target        |
+| write failing for lack of space (RLIMIT_FSIZE)          | error; no output, no temporary file left            |
+| malformed config (type, unknown key, reference)         | Snakemake stops before any job, naming the key      |
+| corpus with empty, non-UTF-8, over-long, CRLF lines     | trains under the policy of sentaug.data.corpus      |
+
+The SLURM faults (a requeued job) are in tests/test_slurm.py.
+"""
+import hashlib
+import http.server
+import json
+import math
+import os
+import random
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+from safetensors.torch import load_file, save_file
+
+from sentaug.data.download import DownloadError, fetch
+from sentaug.train.checkpoint import Checkpoints, DivergenceGuard, TrainingDiverged
+from sentaug.train.trainer import batch_order, spec_digest, train
+from tests.test_train import ANCHORS, POSITIVES, spec, write_backbone
+from tests.workflow_runs import (LONG_RUN, LONG_THREADS, ROOT, checkpoint_steps, differing_tensors,
+                                 isolated_workdir, long_override, snakemake_env)
+
+ENV = {**snakemake_env(), "OMP_NUM_THREADS": str(LONG_THREADS), "PYTHONPATH": str(ROOT / "src")}
+
+
+# -- training processes killed -------------------------------------------------------------------------------
+
+def _train_command(reference_results: Path, spec_: dict, out: Path) -> list[str]:
+    return [sys.executable, "-m", "sentaug.cli", "train", "--spec", json.dumps(spec_),
+            "--corpus", str(reference_results / "data/demo/wiki/demo_corpus.txt"),
+            "--backbone", str(reference_results / "backbones/tiny-bert"),
+            "--dev-data", str(reference_results / "data/demo"), "--out", str(out), "--resume"]
+
+
+@pytest.mark.slow
+def test_training_killed_at_random_steps_resumes_bit_identical(long_reference, tmp_path):
+    results, reference = long_reference
+    spec_ = json.loads((reference / "train_summary.json").read_text())["spec"]
+    out = tmp_path / "run"
+    partial = Path(f"{out}.partial")
+    rng = random.Random(20261122)
+    kill_after = sorted(rng.sample(range(3, spec_["max_steps"] - 3), 3))   # a checkpoint step to wait for,
+    kills, resumed = 0, []                                                # then a random delay
+    for attempt in range(len(kill_after) + 1):
+        log = tmp_path / f"attempt{attempt}.log"
+        with open(log, "w") as err:
+            proc = subprocess.Popen(_train_command(results, spec_, out), env=ENV, stdout=subprocess.DEVNULL,
+                                    stderr=err)
+            if attempt < len(kill_after):
+                while proc.poll() is None and max(checkpoint_steps(partial), default=0) < kill_after[attempt]:
+                    time.sleep(0.02)
+                time.sleep(rng.uniform(0, 0.4))          # anywhere: mid-step, mid-save, mid-evaluation
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGKILL)
+                    kills += 1
+            assert proc.wait(timeout=600) in (0, -signal.SIGKILL)
+        text = log.read_text()
+        if "resumed at step" in text:
+            resumed.append(int(text.split("resumed at step ")[1].split()[0]))
+        if out.exists():
+            break
+    assert kills == len(kill_after), "the run finished before every kill"
+    assert resumed and resumed == sorted(resumed) and min(resumed) >= kill_after[0]   # never from scratch
+    assert differing_tensors(out, reference) == []
+    loss = lambda d: [json.loads(r)["loss"] for r in (d / "train_log.jsonl").read_text().splitlines()]
+    assert loss(out) == loss(reference)
+    assert not partial.exists()
+
+
+@pytest.mark.slow
+def test_snakemake_killed_mid_dag_reruns_to_the_same_result(long_reference, tmp_path):
+    """Snakemake and every job it runs are killed at once (a lost session or node) while training runs. The
+    rerun (after `--unlock`, which the lock left behind asks for) completes, resumes the training from its
+    checkpoint and ends with the uninterrupted weights; no partial or temporary file is left."""
+    _, reference = long_reference
+    wd = isolated_workdir(tmp_path)
+    results = tmp_path / "results"
+    override = long_override(tmp_path / "override.yaml", results)
+    target = str(results / "eval/demo/shared/tiny-bert/simcse/seed1/sts.json")
+    cmd = [sys.executable, "-m", "snakemake", target, "--cores", "2", "--configfile", "config.yaml", str(override)]
+    partial = Path(f"{results / LONG_RUN}.partial")
+    with open(tmp_path / "killed.log", "w") as log:
+        proc = subprocess.Popen(cmd, cwd=wd, env=ENV, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        while proc.poll() is None and max(checkpoint_steps(partial), default=0) < 9:
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert not (results / LONG_RUN).exists() and not Path(target).exists()
+
+    locked = subprocess.run(cmd, cwd=wd, env=ENV, capture_output=True, text=True)
+    assert locked.returncode != 0 and "--unlock" in locked.stdout + locked.stderr
+    subprocess.run([*cmd, "--unlock"], cwd=wd, env=ENV, capture_output=True, check=True)
+    rerun = subprocess.run(cmd, cwd=wd, env=ENV, capture_output=True, text=True)
+    assert rerun.returncode == 0, rerun.stderr[-4000:]
+    train_log = (results / "logs/train/demo/shared/tiny-bert/simcse/seed1.log").read_text()
+    assert int(train_log.split("resumed at step ")[1].split()[0]) >= 9
+    assert differing_tensors(results / LONG_RUN, reference) == []
+    assert json.loads(Path(target).read_text())["STSBenchmark"] > 0
+    leftovers = [p for p in results.rglob("*") if p.name.endswith((".partial", ".tmp", ".old"))]
+    assert leftovers == []
+    again = subprocess.run([*cmd, "-n"], cwd=wd, env=ENV, capture_output=True, text=True)
+    assert "Nothing to be done" in again.stdout + again.stderr
+
+
+# -- checkpoints ------------------------------------------------------------------------------------------------
+
+@pytest.fixture()
+def tiny(tmp_path, minilm_path):
+    """A corpus, STS-B dev data and a small BERT (dropout on: resuming must restore the RNG)."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(ANCHORS + POSITIVES) + "\n")
+    dev = tmp_path / "data/sts/STSBenchmark"
+    dev.mkdir(parents=True)
+    (dev / "sts-dev.csv").write_text("".join(f"g\tf\t2020\t{i}\t{i % 5}.0\t{ANCHORS[i]}\t{POSITIVES[i]}\n"
+                                             for i in range(8)))
+    backbone = write_backbone(tmp_path / "bb", minilm_path, dropout=0.1)
+    s = spec(method="simcse", positive={"source": "dropout"}, max_steps=8, batch_size=4, eval_steps=4,
+             save_steps=2, pooler="cls")
+
+    def run(out, **kw):
+        return train(s, str(corpus), None, backbone, str(tmp_path / "data"), str(tmp_path / out), **kw)
+
+    run("reference")
+    return tmp_path, s, run
+
+
+def _flip_byte(path: Path, offset: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def test_truncated_checkpoint_is_not_loaded_and_the_previous_one_is(tiny, capfd):
+    root, _, run = tiny
+    run("run", stop_after=6)
+    ckpts = root / "run.partial/checkpoints"
+    assert sorted(p.name for p in ckpts.iterdir()) == ["step00000004", "step00000006"]
+    state = ckpts / "step00000006/state.pt"
+    state.write_bytes(state.read_bytes()[: state.stat().st_size // 2])
+    capfd.readouterr()
+    run("run", resume=True)
+    err = capfd.readouterr().err
+    assert "step00000006 is damaged and was not loaded" in err and "truncated" in err
+    assert "resumed at step 4" in err
+    assert differing_tensors(root / "run", root / "reference") == []
+
+
+def test_corrupted_checkpoints_are_not_loaded_and_the_run_restarts_from_scratch(tiny, capfd):
+    root, _, run = tiny
+    run("run", stop_after=6)
+    for step in (4, 6):   # one flipped byte each: the size is right, the sha256 is not
+        state = root / f"run.partial/checkpoints/step{step:08d}/state.pt"
+        _flip_byte(state, state.stat().st_size // 2)
+    capfd.readouterr()
+    run("run", resume=True)
+    err = capfd.readouterr().err
+    assert err.count("sha256 of state.pt does not match") == 2
+    assert "training starts from scratch" in err and "resumed at step" not in err
+    assert differing_tensors(root / "run", root / "reference") == []
+
+
+class _Payload:
+    """What an attacker with write access to the checkpoint folder could put there: unpickling it runs code."""
+
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.mkdir, (str(self.marker),)
+
+
+def test_a_checkpoint_carrying_pickled_code_is_refused_and_the_code_never_runs(tiny, capfd):
+    root, s, run = tiny
+    run("run", stop_after=4)
+    folder = root / "run.partial/checkpoints/step00000004"
+    assert torch.load(folder / "state.pt", weights_only=True)["step"] == 4   # genuine ones are weights only
+    marker = root / "code_ran"
+    evil = folder / "state.pt"
+    torch.save({"step": 4, "digest": spec_digest(s), "method": _Payload(marker)}, evil)
+    meta = json.loads((folder / "meta.json").read_text())   # a consistent meta: the hash alone cannot help
+    meta.update(bytes=evil.stat().st_size, sha256=hashlib.sha256(evil.read_bytes()).hexdigest())
+    (folder / "meta.json").write_text(json.dumps(meta))
+    capfd.readouterr()
+    run("run", resume=True)
+    err = capfd.readouterr().err
+    assert "step00000004 is damaged and was not loaded: it does not load as weights only" in err
+    assert "resumed at step 2" in err
+    assert not marker.exists()
+    assert differing_tensors(root / "run", root / "reference") == []
+    # The payload is live: an unrestricted load runs it.
+    payload, live = root / "payload.pt", root / "code_ran_here"
+    torch.save({"method": _Payload(live)}, payload)
+    subprocess.run([sys.executable, "-c", "import sys, torch; torch.load(sys.argv[1], weights_only=False)",
+                    str(payload)], env=ENV, cwd=ROOT, capture_output=True, check=True)
+    assert live.is_dir()
+
+
+def test_nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint(tmp_path, minilm_path):
+    """A NaN in the embedding row of a word that only one corpus line has: the loss turns NaN at the first
+    step whose batch holds that line, computed here from the batch order."""
+    from transformers import AutoTokenizer
+
+    word = "volcano"
+    lines = ANCHORS + POSITIVES[:3] + [f"the {word} erupted ."]
+    poisoned = len(lines) - 1
+    first_use = {seed: next(t + 1 for t in range(12) if poisoned in batch_order(len(lines), 4, seed, t))
+                 for seed in range(1, 20)}
+    seed = next(seed for seed, step in first_use.items() if 3 <= step <= 8)   # a few good steps first
+    bad_step = first_use[seed]
+    s = spec(method="simcse", positive={"source": "dropout"}, max_steps=12, batch_size=4, eval_steps=6,
+             save_steps=1, pooler="cls", seed=seed)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(lines) + "\n")
+    dev = tmp_path / "data/sts/STSBenchmark"
+    dev.mkdir(parents=True)
+    (dev / "sts-dev.csv").write_text("".join(f"g\tf\t2020\t{i}\t{i % 5}.0\t{ANCHORS[i]}\t{POSITIVES[i]}\n"
+                                             for i in range(8)))
+    backbone = Path(write_backbone(tmp_path / "bb", minilm_path, dropout=0.1))
+    token = AutoTokenizer.from_pretrained(backbone).convert_tokens_to_ids(word)
+    weights = load_file(str(backbone / "model.safetensors"))
+    weights["embeddings.word_embeddings.weight"][token] = float("nan")
+    save_file(weights, str(backbone / "model.safetensors"), metadata={"format": "pt"})
+
+    out = tmp_path / "run"
+    with pytest.raises(TrainingDiverged, match=rf"the loss is nan at step {bad_step}: training stopped"):
+        train(s, str(corpus), None, str(backbone), str(tmp_path / "data"), str(out))
+    assert not out.exists()
+    kept = Checkpoints(Path(f"{out}.partial"))
+    assert [int(p.name[4:]) for p in kept.steps()] == [bad_step - 1, bad_step - 2][: min(2, bad_step - 1)]
+    state = torch.load(kept.steps()[0] / "state.pt", weights_only=True)
+    assert all(torch.isfinite(v).all() for k, v in state["method"].items() if "word_embeddings" not in k)
+
+    from sentaug.cli import main
+
+    args = ["train", "--spec", json.dumps(s), "--corpus", str(corpus), "--backbone", str(backbone),
+            "--dev-data", str(tmp_path / "data"), "--out", str(tmp_path / "cli")]
+    assert main(args) == 2     # one line, no traceback (sentaug.cli reports ValueErrors that way)
+
+
+def test_an_infinite_loss_is_caught_too():
+    guard = DivergenceGuard()
+    for step, value in enumerate([2.0, 1.5, math.inf, math.nan], start=1):
+        guard.observe(torch.tensor(value), step)
+    with pytest.raises(TrainingDiverged, match="the loss is inf at step 3"):
+        guard.check("")
+    fine = DivergenceGuard()
+    fine.observe(torch.tensor(1.0), 1)
+    fine.check("")
+
+
+# -- downloads --------------------------------------------------------------------------------------------------
+
+BODY = bytes(range(256)) * 400   # 100 kB
+
+
+class _FaultyHandler(http.server.BaseHTTPRequestHandler):
+    fault = "corrupt"
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(BODY)))
+        self.end_headers()
+        half = len(BODY) // 2
+        if self.fault == "corrupt":      # every byte arrives, one of them wrong
+            self.wfile.write(BODY[:half] + bytes([BODY[half] ^ 1]) + BODY[half + 1:])
+        else:                            # the connection is reset half-way
+            self.wfile.write(BODY[:half])
+            self.wfile.flush()
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("fault", ["corrupt", "reset"])
+def test_a_download_corrupted_or_cut_mid_stream_leaves_nothing(tmp_path, fault, monkeypatch):
+    monkeypatch.delenv("SENTAUG_MIRROR", raising=False)
+    handler = type("Handler", (_FaultyHandler,), {"fault": fault})
+    server = http.server.HTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.handle_request, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/corpus.txt"
+    sources = {"official": {"corpus": {"url": url, "outputs": ["wiki/corpus.txt"],
+                                       "files": {"wiki/corpus.txt": hashlib.sha256(BODY).hexdigest()}}}}
+    out = tmp_path / "data"
+    with pytest.raises(DownloadError, match="corpus.txt"):
+        fetch("corpus", out, sources=sources)
+    server.server_close()
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) in ([], [".cache"])
+
+
+# -- no space left ---------------------------------------------------------------------------------------------
+
+def _with_file_size_limit(limit: int, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`sentaug ARGS` in a process whose writes fail beyond `limit` bytes per file (EFBIG, as a full disk
+    fails them with ENOSPC)."""
+    code = ("import resource, sys; resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]),) * 2); "
+            "from sentaug.cli import main; sys.exit(main(sys.argv[2:]))")
+    return subprocess.run([sys.executable, "-c", code, str(limit), *args], cwd=cwd, env=ENV, capture_output=True,
+                          text=True)
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def test_writes_failing_for_lack_of_space_leave_no_partial_output(tiny, tmp_path):
+    root, s, _ = tiny
+    # 1. a download: the demo STS and SICK files, copied and verified
+    out = tmp_path / "download"
+    failed = _with_file_size_limit(8192, "download", "senteval", "--origin", "demo", "--out", str(out), cwd=tmp_path)
+    assert failed.returncode != 0 and "File too large" in failed.stderr
+    assert _files(out) == []
+    # 2. an augmentation cache (parquet, then its stats JSON)
+    cache = tmp_path / "cache/c.parquet"
+    corpus = root / "big_corpus.txt"
+    corpus.write_text("".join(f"{a} , a red car and a blue sky {i}\n" for i in range(300) for a in ANCHORS[:3]))
+    failed = _with_file_size_limit(16384, "augment", "ColorTransformation", "--corpus", str(corpus), "--seed", "1",
+                                   "--out", str(cache), cwd=tmp_path)
+    assert failed.returncode != 0 and "File too large" in failed.stderr
+    assert _files(cache.parent) == []
+    # 3. a training run (a checkpoint is larger than the limit: torch.save fails with its own RuntimeError);
+    # with the space back it resumes and ends as an uninterrupted run
+    run = tmp_path / "train"
+    args = ["train", "--spec", json.dumps(s), "--corpus", str(root / "corpus.txt"), "--backbone", str(root / "bb"),
+            "--dev-data", str(root / "data"), "--out", str(run), "--resume"]
+    failed = _with_file_size_limit(1 << 20, *args, cwd=tmp_path)
+    assert failed.returncode != 0 and "unexpected pos" in failed.stderr
+    assert not run.exists()
+    same_threads = {**ENV, "OMP_NUM_THREADS": str(torch.get_num_threads())}   # as the in-process reference
+    subprocess.run([sys.executable, "-m", "sentaug.cli", *args], env=same_threads, capture_output=True, check=True)
+    assert differing_tensors(run, root / "reference") == []
+    # ... and with the space back, the same commands succeed and write everything
+    ok = subprocess.run([sys.executable, "-m", "sentaug.cli", "download", "senteval", "--origin", "demo",
+                         "--out", str(out)], env=ENV, capture_output=True, text=True)
+    assert ok.returncode == 0 and (out / "sts/STSBenchmark/sts-dev.csv").is_file()
+
+
+# -- configuration ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("override, message", [
+    ({"scales": {"demo": {"train": {"max_steps": "ten"}}}}, r"'ten' is not of type"),
+    ({"scales": {"demo": {"trian": {"max_steps": 10}}}}, r"'trian' was unexpected"),
+    ({"scales": {"demo": {"backbones": {"bert-base-uncased": "tiny-bret"}}}},
+     r"scales\.demo\.backbones': unknown backbone 'tiny-bret'"),
+])
+def test_a_malformed_config_stops_the_workflow_naming_the_key(tmp_path, override, message):
+    path = tmp_path / "override.yaml"
+    path.write_text(yaml.safe_dump(override))
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--configfile", "config.yaml", str(path)],
+                          cwd=ROOT, env=ENV, capture_output=True, text=True)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert re.search(message, out, re.S), out[-3000:]
+    if "is not of type" in message or "unexpected" in message:   # and where: the path to the key
+        assert "['scales']['demo']" in out
+
+
+# -- corpus ----------------------------------------------------------------------------------------------------
+
+def test_a_corpus_with_bad_lines_trains_under_the_documented_policy(tmp_path, minilm_path):
+    """sentaug.data.corpus: empty and whitespace-only lines are never trained on; invalid UTF-8 is decoded
+    with U+FFFD and kept; an over-long line is kept and cut to max_seq_length tokens; CRLF endings dropped."""
+    from sentaug.train.sources import TrainingData
+
+    good = [a.encode() for a in ANCHORS]
+    long_line = " ".join(["word"] * 3000).encode()
+    raw = [good[0], b"", good[1] + b"\r", b"   ", b"caf\xe9 au lait , bad bytes", good[2], long_line, *good[3:]]
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(b"\n".join(raw) + b"\n")
+    dev = tmp_path / "data/sts/STSBenchmark"
+    dev.mkdir(parents=True)
+    (dev / "sts-dev.csv").write_text("".join(f"g\tf\t2020\t{i}\t{i % 5}.0\t{ANCHORS[i]}\t{POSITIVES[i]}\n"
+                                             for i in range(8)))
+    backbone = write_backbone(tmp_path / "bb", minilm_path, dropout=0.1)
+    s = spec(method="simcse", positive={"source": "dropout"}, max_steps=4, batch_size=5, eval_steps=4)
+    data = TrainingData(s, corpus)
+    assert len(data) == len(raw) - 2                           # 8 anchors + the bad-bytes line + the long one
+    assert data.lines == [0, 2, 4, 5, 6, 7, 8, 9, 10, 11]       # corpus line numbers kept (CRLF line: 2)
+    assert "caf\ufffd au lait , bad bytes" in data.originals and ANCHORS[1] in data.originals
+    summary = train(s, str(corpus), None, backbone, str(tmp_path / "data"), str(tmp_path / "run"))
+    assert summary["n_train_pairs"] == 10 and summary["steps"] == 4
+    log = [json.loads(r) for r in (tmp_path / "run/train_log.jsonl").read_text().splitlines()]
+    assert all(math.isfinite(r["loss"]) for r in log)
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(backbone)
+    assert len(tok(long_line.decode(), truncation=True, max_length=s["max_seq_length"])["input_ids"]) == 32

@@ -1,0 +1,191 @@
+"""The workflow on a real SLURM cluster: one node with slurmdbd and two dummy GPUs (scripts/slurm_local.sh up;
+CI brings it up, and these tests are skipped where no cluster answers).
+
+* SDA Table 4 through `--profile profiles/slurm`: every job is an sbatch job (counted in sacct, with the
+  account the profile names), the evaluations go in groups, the training jobs carry their GPU request
+  (read back from `scontrol show job`), and the table equals the local build cell for cell.
+* Without an account (`slurm-no-account`): a run that asks for two GPUs trains under torchrun with two
+  processes (gloo on the CPU) and ends with the single-process weights.
+* A training job requeued with `scontrol requeue` resumes from its last checkpoint and ends bit-identical to
+  an uninterrupted run.
+"""
+import json
+import math
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from tests.workflow_runs import (LONG_RUN, ROOT, checkpoint_steps, demo_override, demo_table_targets,
+                                 differing_tensors, job_counts, long_override, snakemake, snakemake_env)
+
+pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+
+PROFILE = ROOT / "profiles/slurm/config.yaml"
+
+
+def node_cpus() -> int:
+    out = subprocess.run(["sinfo", "-h", "-o", "%c"], capture_output=True, text=True, check=True).stdout
+    return min(int(x) for x in out.split())
+
+
+def slurm_profile(tmp: Path, account: str | None) -> Path:
+    """profiles/slurm with its documented settings filled in for this cluster: the account (or
+    slurm-no-account), cores = the node's cores; status checks from 2 s on (the default, 40 s, is for real
+    clusters)."""
+    profile = yaml.safe_load(PROFILE.read_text())
+    if account:
+        profile["default-resources"]["slurm_account"] = account
+    else:
+        profile["slurm-no-account"] = True
+    profile["cores"] = node_cpus()
+    profile["slurm-init-seconds-before-status-checks"] = 2
+    folder = tmp / ("profile_" + (account or "no_account"))
+    folder.mkdir()
+    (folder / "config.yaml").write_text(yaml.safe_dump(profile))
+    return folder
+
+
+def run_uuid(output: str) -> str:
+    return re.search(r"SLURM run ID: (\S+)", output).group(1)
+
+
+def sacct_jobs(name: str) -> list[dict]:
+    """The jobs named `name` (a Snakemake run's id), one row per job, as sacct reports them."""
+    fields = ["JobID", "Account", "Partition", "State", "AllocTRES"]
+    out = subprocess.run(["sacct", "-X", "-n", "-P", "-S", "now-2days", "--name", name, "-o", ",".join(fields)],
+                         capture_output=True, text=True, check=True).stdout
+    return [dict(zip(fields, line.split("|"))) for line in out.splitlines() if line]
+
+
+def scontrol_job(job_id: str) -> dict:
+    out = subprocess.run(["scontrol", "show", "job", job_id], capture_output=True, text=True, check=True).stdout
+    return dict(kv.split("=", 1) for kv in out.split() if "=" in kv)
+
+
+def test_table4_through_sbatch_equals_the_local_build(demo_tables, tmp_path):
+    local_results = demo_tables[0]
+    results = tmp_path / "results"
+    # Training asks for a GPU here (a config override): the GRES request must reach SLURM and be scheduled.
+    override = demo_override(tmp_path / "override.yaml", results, train_resources={"gpu": 1})
+    profile = slurm_profile(tmp_path, account="ci")
+    target = demo_table_targets(results)[0]
+    planned = job_counts(snakemake(target, "-n", "--configfile", "config.yaml", str(override)).stdout)
+    groups = yaml.safe_load(PROFILE.read_text())
+    grouped = sum(n for rule, n in planned.items() if rule in groups["groups"])
+    expected_jobs = sum(planned.values()) - grouped + math.ceil(grouped / groups["group-components"]["evaluate"])
+
+    run = snakemake(target, "--profile", str(profile), "--configfile", "config.yaml", str(override))
+    assert run.returncode == 0, run.stderr[-4000:]
+    jobs = sacct_jobs(run_uuid(run.stdout + run.stderr))
+    assert len(jobs) == expected_jobs == len(re.findall(r"submitted with SLURM jobid", run.stdout + run.stderr))
+    assert {j["State"] for j in jobs} == {"COMPLETED"} and {j["Account"] for j in jobs} == {"ci"}
+    details = {j["JobID"]: scontrol_job(j["JobID"]) for j in jobs}
+    train = [j for j in jobs if details[j["JobID"]]["Comment"].startswith("rule_train_")]
+    assert len(train) == planned["train"]
+    for j in train:
+        assert details[j["JobID"]]["TresPerJob"] == "gres:gpu:1" and j["Partition"] == "gpu"
+        assert "gres/gpu=1" in j["AllocTRES"]        # scheduled with the GPU
+    assert all("gres/gpu" not in j["AllocTRES"] and j["Partition"] == "cpu" for j in jobs if j not in train)
+
+    ours = pd.read_csv(results / "tables/sda/table4.csv")
+    local = pd.read_csv(local_results / "tables/sda/table4.csv")
+    pd.testing.assert_frame_equal(ours, local, check_exact=True)
+    for path in sorted((local_results / "eval").rglob("sts.json")):
+        mine = json.loads((results / path.relative_to(local_results)).read_text())
+        theirs = json.loads(path.read_text())
+        for varies in ("model", "data", "seconds"):   # paths and timing
+            mine.pop(varies), theirs.pop(varies)
+        assert mine == theirs, path
+
+
+def test_two_gpus_train_under_torchrun_like_one_process_without_an_account(tmp_path):
+    results = tmp_path / "results"
+    override = demo_override(tmp_path / "override.yaml", results, train_resources={"gpu": 2, "threads": 2})
+    # Dropout off: two processes draw other dropout masks than one would, everything else must agree.
+    cfg = yaml.safe_load(override.read_text())
+    cfg["backbones"] = {"tiny-bert": {"dropout": 0.0}}
+    override.write_text(yaml.safe_dump(cfg))
+    profile = slurm_profile(tmp_path, account=None)
+    run_dir = results / "runs/demo/shared/tiny-bert/simcse/seed1"
+    run = snakemake(str(run_dir), "--profile", str(profile), "--configfile", "config.yaml", str(override))
+    assert run.returncode == 0, run.stderr[-4000:]
+    jobs = sacct_jobs(run_uuid(run.stdout + run.stderr))
+    assert {j["State"] for j in jobs} == {"COMPLETED"} and {j["Account"] for j in jobs} == {"sentaug"}  # the default
+    train = [j for j in jobs if scontrol_job(j["JobID"])["Comment"].startswith("rule_train_")]
+    assert len(train) == 1 and scontrol_job(train[0]["JobID"])["TresPerJob"] == "gres:gpu:2"
+    assert "gres/gpu=2" in train[0]["AllocTRES"]
+    summary = json.loads((run_dir / "train_summary.json").read_text())
+    assert summary["processes"] == 2
+
+    single = tmp_path / "single"
+    spec = summary["spec"]
+    subprocess.run([sys.executable, "-m", "sentaug.cli", "train", "--spec", json.dumps(spec),
+                    "--corpus", str(results / "data/demo/wiki/demo_corpus.txt"),
+                    "--backbone", str(results / "backbones/tiny-bert"), "--dev-data", str(results / "data/demo"),
+                    "--out", str(single)], check=True, env={**snakemake_env(), "OMP_NUM_THREADS": "1"},
+                   capture_output=True)
+    assert json.loads((single / "train_summary.json").read_text())["processes"] == 1
+    import torch
+    from safetensors.torch import load_file
+
+    a, b = load_file(str(run_dir / "model.safetensors")), load_file(str(single / "model.safetensors"))
+    for name in a:   # the gradient sum over two processes is rounded differently: float tolerance
+        torch.testing.assert_close(a[name], b[name], rtol=0, atol=2e-5, msg=name)
+    loss = lambda d: [json.loads(r)["loss"] for r in (d / "train_log.jsonl").read_text().splitlines()]
+    assert loss(run_dir) == pytest.approx(loss(single), rel=1e-5)
+
+
+def _running_train_job(comment_prefix="rule_train_") -> str | None:
+    out = subprocess.run(["squeue", "-h", "-t", "RUNNING", "-o", "%i|%k"], capture_output=True, text=True).stdout
+    ids = [line.split("|")[0] for line in out.splitlines() if line.split("|")[1].startswith(comment_prefix)]
+    return ids[0] if ids else None
+
+
+def test_requeued_training_job_resumes_bit_identical(long_reference, tmp_path):
+    _, reference = long_reference
+    results = tmp_path / "results"
+    override = long_override(tmp_path / "override.yaml", results)
+    profile = slurm_profile(tmp_path, account=None)
+    run_dir = results / LONG_RUN
+    partial = Path(f"{run_dir}.partial")
+    log = open(tmp_path / "snakemake.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "snakemake", str(run_dir), "--profile", str(profile),
+                             "--configfile", "config.yaml", str(override)], cwd=ROOT, env=snakemake_env(),
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        job = None
+        deadline = time.time() + 600
+        while time.time() < deadline and proc.poll() is None:
+            if max(checkpoint_steps(partial), default=0) >= 6:
+                job = _running_train_job()
+                break
+            time.sleep(0.05)
+        assert job, "the training job never reached its second checkpoint"
+        subprocess.run(["scontrol", "requeue", job], check=True)
+        # A requeued job waits about two minutes before it may start again; the test lets it start now.
+        for _ in range(100):
+            if scontrol_job(job)["JobState"] == "PENDING":
+                break
+            time.sleep(0.1)
+        subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], check=True)
+        assert proc.wait(timeout=900) == 0, (tmp_path / "snakemake.log").read_text()[-4000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        log.close()
+    history = subprocess.run(["sacct", "-D", "-X", "-n", "-P", "-j", job, "-o", "State"], capture_output=True,
+                             text=True, check=True).stdout.split()
+    assert history == ["REQUEUED", "COMPLETED"]
+    assert int(scontrol_job(job)["Restarts"]) == 1
+    train_log = (results / "logs/train/demo/shared/tiny-bert/simcse/seed1.log").read_text()
+    resumed = int(re.search(r"resumed at step (\d+)", train_log).group(1))
+    assert resumed >= 3          # from a checkpoint, not from scratch
+    assert differing_tensors(run_dir, reference) == []
+    loss = lambda d: [json.loads(r)["loss"] for r in (d / "train_log.jsonl").read_text().splitlines()]
+    assert loss(run_dir) == loss(reference)
