@@ -3,14 +3,16 @@
 import json
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
 
+from sentaug.models.tokens import parse_token_key, token_key
+from sentaug.report.pages import page_caption, rst_escape
 from sentaug.workflow import SUITES, Workflow, code_files, data_folders, export_job_environment
 
 SRC = Path(workflow.basedir) / "src"
 export_job_environment(SRC, sys.executable)   # jobs import this checkout's src with this interpreter
-SENTAUG = "python -m sentaug.cli"
 
 R = config.get("results", "results")
 W = Workflow(config, results=R)
@@ -67,7 +69,93 @@ wildcard_constraints:
     pooler=r"[^/]+",
 
 
+# Input functions and values of single rules (kept here: the rule files hold rules only).
+
+
+# download.smk
+def _mirror_flag():
+    return f"--mirror {config['data']['mirror']}" if config["data"].get("mirror") else ""
+
+
+def _download_code(w):
+    extra = ["resources/demo/MANIFEST.sha256"] if w.origin == "demo" else []
+    return code("data/download.py", "data/sources.yaml", *extra)
+
+
+# augment.smk
 def _augmentation(w):
     """(op, parameters, backbone folders) of the declared augmentation; `backbone:<name>` parameters (CARDS's
     RoBERTa tokenizer, CTxt's masked LM, AugCSE's seq2seq models) name this scale's backbone folders."""
     return sc.augmentation_call(config, w.augmentation, f"{R}/backbones")
+
+
+# train.smk
+def _positives(w):
+    spec = run_spec(w)
+    return [cache_file(aug, seed, spec["corpus"]) for aug, seed in sc.method_caches(spec)]
+
+
+def _index(w):
+    """CARDS' retrieval index: built with the frozen backbone this run starts from, pooled as it evaluates."""
+    spec = run_spec(w)
+    if spec["negatives"]["source"] != "retrieved":
+        return []
+    return f"{R}/index/{spec['corpus']}/{w.backbone}/{spec['eval_pooler']}/k{spec['negatives'].get('k', 64)}.npz"
+
+
+def _tokens(w):
+    """Token files of the run's fixed texts (its corpus, which holds the retrieval pool, and its caches) at
+    scales that pre-tokenize (`scales.<scale>.pretokenize`): shared by every run with that tokenizer."""
+    spec = run_spec(w)
+    if not S.get("pretokenize") or spec["positive"]["source"] == "nli":   # NLI triplets: tokenized per batch
+        return []
+    folder = f"{R}/tokens/{spec['corpus']}/{w.backbone}/{token_key(spec['max_seq_length'], spec.get('add_tokens'))}"
+    return [f"{folder}/corpus.npz"] + [f"{folder}/{aug}/seed{seed}.npz" for aug, seed in sc.method_caches(spec)]
+
+
+def _tokenize_args(w):
+    """--max-length and --add-tokens of a token folder's key (`len32`, `len32-added-del`)."""
+    declared = [t for m in config["methods"].values() for t in m.get("add_tokens") or []]
+    max_length, added = parse_token_key(w.key, declared)
+    return f"--max-length {max_length}" + ("" if not added else " --add-tokens " + " ".join(map(shlex.quote, added)))
+
+
+# evaluate.smk: analyses behind figures (sentaug.workflow resolves their paths and inputs).
+AUGMENTATION_ANALYSIS = (f"--tasks augmentations --iso-sample {W.augmentation_analysis_sample()} --gh-sample 0 "
+                         "--lm gpt2")
+# Below paper scale GPT-2 is not offline: the perplexity is recorded as skipped at once instead of after the
+# hub client's minute of retries.
+HUB_OFFLINE = "1" if SCALE != "paper" else "0"
+
+
+# report.smk: the augmentation census, every declared augmentation on the scale's corpus (first seed), with the
+# cosine between original and augmented under the scale's bert-base-uncased stand-in (mean pooling).
+CENSUS_BACKBONE = sc.stand_in(config, "bert-base-uncased")
+CONFORMANCE = f"{R}/conformance/{config['spacy_model']}.json"
+
+
+def census_embedding_file(augmentation, seed, corpus=CORPUS):
+    return f"{R}/census/{corpus}/{augmentation}/seed{seed}.{CENSUS_BACKBONE}.json"
+
+
+def census_rows():
+    """Every declared augmentation, or the `census` list when the config gives one."""
+    names = config.get("census") or [a for a in config["augmentations"]     # English corpus: English rules
+                                     if sc.augmentation_language(config, a) == "en"]
+    unknown = [a for a in names if a not in config["augmentations"]]
+    if unknown:
+        raise ValueError(f"config key 'census': unknown augmentation {unknown[0]!r}")
+    return {a: {"stats": cache_file(a, SEEDS[0]).replace(".parquet", ".json"),
+                "embedding": census_embedding_file(a, SEEDS[0])} for a in names}
+
+
+# report.smk: report pages, one self-contained HTML page per table and figure.
+LEADERBOARD_SPEC = str(Path(config.get("papers_dir", "papers")) / "leaderboard.yaml")
+
+
+def _page_meta(short):
+    return {**W.table_meta(), "short": short}
+
+
+def _short(paper):
+    return PAPERS[paper].get("short", paper)

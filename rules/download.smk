@@ -2,15 +2,6 @@
 # or the bundled demo data. Outputs are laid out like ../shared/data under results/data/<origin>/.
 
 
-def _mirror_flag():
-    return f"--mirror {config['data']['mirror']}" if config["data"].get("mirror") else ""
-
-
-def _download_code(w):
-    extra = ["resources/demo/MANIFEST.sha256"] if w.origin == "demo" else []
-    return code("data/download.py", "data/sources.yaml", *extra)
-
-
 rule download_senteval:
     output:
         sts=directory(f"{R}/data/{{origin}}/sts"),
@@ -19,6 +10,7 @@ rule download_senteval:
         _download_code,
     params:
         mirror=_mirror_flag(),
+        out=lambda w, output: os.path.dirname(output.sts),
     message:
         "download STS/SICK ({wildcards.origin})"
     log:
@@ -26,7 +18,7 @@ rule download_senteval:
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} download senteval --origin {wildcards.origin} --out {R}/data/{wildcards.origin} "
+        "python -m sentaug.cli download senteval --origin {wildcards.origin} --out {params.out} "
         "{params.mirror} 2> {log}"
 
 
@@ -37,6 +29,7 @@ rule download_corpus:
         _download_code,
     params:
         mirror=_mirror_flag(),
+        out=lambda w, output: os.path.dirname(os.path.dirname(output[0])),   # <root>/wiki/<corpus>.txt
     message:
         "download corpus {wildcards.corpus} ({wildcards.origin})"
     log:
@@ -44,7 +37,7 @@ rule download_corpus:
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} download {wildcards.corpus} --origin {wildcards.origin} --out {R}/data/{wildcards.origin} "
+        "python -m sentaug.cli download {wildcards.corpus} --origin {wildcards.origin} --out {params.out} "
         "{params.mirror} 2> {log}"
 
 
@@ -68,7 +61,8 @@ rule download_data:
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} download {wildcards.folder} --origin {wildcards.origin} --out {params.root} {params.mirror} 2> {log}"
+        "python -m sentaug.cli download {wildcards.folder} --origin {wildcards.origin} --out {params.root} "
+        "{params.mirror} 2> {log}"
 
 
 rule data_stats:
@@ -89,4 +83,4 @@ rule data_stats:
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} data-stats {wildcards.what} --data {params.root} --out {output} 2> {log}"
+        "python -m sentaug.cli data-stats {wildcards.what} --data {params.root} --out {output} 2> {log}"

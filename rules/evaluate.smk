@@ -134,15 +134,17 @@ rule evaluate_run_lowercase:
         f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts_lowercase.json",
     params:
         pooler=lambda w: run_spec(w)["eval_pooler"],
-        data=data_root(),
+        data=lambda w, input: os.path.dirname(input.sts),
+        scale=SCALE,
     threads: 2
     log:
         f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.lowercase.log",
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate sts --model {input.model} --pooler {params.pooler} "
-        "--data {params.data} --scale {SCALE} --lowercase --out {output} > {log} 2>&1"
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate sts --model {input.model} "
+        "--pooler {params.pooler} --data {params.data} --scale {params.scale} --lowercase --out {output} "
+        "> {log} 2>&1"
 
 
 rule evaluate_glue_pretrained_options:
@@ -155,17 +157,19 @@ rule evaluate_glue_pretrained_options:
     output:
         f"{R}/eval/pretrained/{{origin}}/{{backbone}}/glue~{{options}}/{{pooler}}.json",
     params:
+        data=lambda w: data_root(w.origin),
         extra=SUITE_ARGS["glue"],
         options=lambda w: W.glue_option_args(w.options),
+        scale=SCALE,
     threads: 2
     log:
         f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/glue~{{options}}/{{pooler}}.log",
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} evaluate glue --model {input.model} --pooler {wildcards.pooler} "
-        "--data {R}/data/{wildcards.origin} --scale {SCALE} {params.extra} {params.options} --out {output} "
-        "> {log} 2>&1"
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate glue --model {input.model} "
+        "--pooler {wildcards.pooler} --data {params.data} --scale {params.scale} {params.extra} {params.options} "
+        "--out {output} > {log} 2>&1"
 
 
 rule token_pca:
@@ -182,17 +186,11 @@ rule token_pca:
     conda:
         "../envs/train.yaml"
     shell:
-        "{SENTAUG} token-pca --model {input.model} --corpus {input.corpus} --out {output} 2> {log}"
+        "python -m sentaug.cli token-pca --model {input.model} --corpus {input.corpus} --out {output} 2> {log}"
 
 
-# Analyses behind figures (sentaug.workflow resolves their paths and inputs).
-AUGMENTATION_ANALYSIS = (f"--tasks augmentations --iso-sample {W.augmentation_analysis_sample()} --gh-sample 0 "
-                         "--lm gpt2")
-# Below paper scale GPT-2 is not offline: the perplexity is recorded as skipped at once instead of after the
-# hub client's minute of retries.
-HUB_OFFLINE = "1" if SCALE != "paper" else "0"
-
-
+# Analyses behind figures (sentaug.workflow resolves their paths and inputs; their settings,
+# AUGMENTATION_ANALYSIS and HUB_OFFLINE, are in common.smk).
 rule augmentation_analysis_pretrained:
     """Cosine, COND-HM, SVG and GPT-2 perplexity difference between each sentence and its augmentation, for
     every augmentation of a set (config augmentation_sets), under a pre-trained backbone and pooler."""
@@ -204,16 +202,19 @@ rule augmentation_analysis_pretrained:
     output:
         f"{R}/analysis/augmentations/{CORPUS}/{{set}}/pretrained/{{backbone}}/{{pooler}}.json",
     params:
-        data=data_root(),
+        data=lambda w, input: os.path.dirname(input.data),
+        analysis=AUGMENTATION_ANALYSIS,
+        hub_offline=HUB_OFFLINE,
+        scale=SCALE,
     threads: 2
     log:
         f"{R}/logs/analysis/augmentations/{{set}}/pretrained/{{backbone}}/{{pooler}}.log",
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} HF_HUB_OFFLINE={HUB_OFFLINE} {SENTAUG} evaluate analysis {AUGMENTATION_ANALYSIS} "
-        "--model {input.model} --pooler {wildcards.pooler} --data {params.data} --augmentations {input.caches} "
-        "--scale {SCALE} --out {output} > {log} 2>&1"
+        "OMP_NUM_THREADS={threads} HF_HUB_OFFLINE={params.hub_offline} python -m sentaug.cli evaluate analysis "
+        "{params.analysis} --model {input.model} --pooler {wildcards.pooler} --data {params.data} "
+        "--augmentations {input.caches} --scale {params.scale} --out {output} > {log} 2>&1"
 
 
 rule augmentation_analysis_run:
@@ -227,16 +228,19 @@ rule augmentation_analysis_run:
         f"{R}/analysis/augmentations/{CORPUS}/{{set}}/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.json",
     params:
         pooler=lambda w: run_spec(w)["eval_pooler"],
-        data=data_root(),
+        data=lambda w, input: os.path.dirname(input.data),
+        analysis=AUGMENTATION_ANALYSIS,
+        hub_offline=HUB_OFFLINE,
+        scale=SCALE,
     threads: 2
     log:
         f"{R}/logs/analysis/augmentations/{{set}}/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.log",
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} HF_HUB_OFFLINE={HUB_OFFLINE} {SENTAUG} evaluate analysis {AUGMENTATION_ANALYSIS} "
-        "--model {input.model} --pooler {params.pooler} --data {params.data} --augmentations {input.caches} "
-        "--scale {SCALE} --out {output} > {log} 2>&1"
+        "OMP_NUM_THREADS={threads} HF_HUB_OFFLINE={params.hub_offline} python -m sentaug.cli evaluate analysis "
+        "{params.analysis} --model {input.model} --pooler {params.pooler} --data {params.data} "
+        "--augmentations {input.caches} --scale {params.scale} --out {output} > {log} 2>&1"
 
 
 rule projection_pretrained:
@@ -250,6 +254,7 @@ rule projection_pretrained:
         f"{R}/analysis/projections/{CORPUS}/{{augs}}/{{projection}}-{{sample}}/pretrained/{{backbone}}/{{pooler}}.json",
     params:
         labels=lambda w: W.projection_augmentations(w.augs),
+        scale=SCALE,
     wildcard_constraints:
         augs=r"[^/]+",
         projection="pca|tsne",
@@ -260,9 +265,9 @@ rule projection_pretrained:
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} project --model {input.model} --pooler {wildcards.pooler} "
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli project --model {input.model} --pooler {wildcards.pooler} "
         "--caches {input.caches} --labels {params.labels} --method {wildcards.projection} "
-        "--sample {wildcards.sample} --scale {SCALE} --out {output} > {log} 2>&1"
+        "--sample {wildcards.sample} --scale {params.scale} --out {output} > {log} 2>&1"
 
 
 rule projection_run:
@@ -277,6 +282,7 @@ rule projection_run:
     params:
         labels=lambda w: W.projection_augmentations(w.augs),
         pooler=lambda w: run_spec(w)["eval_pooler"],
+        scale=SCALE,
     wildcard_constraints:
         augs=r"[^/]+",
         projection="pca|tsne",
@@ -288,6 +294,6 @@ rule projection_run:
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} project --model {input.model} --pooler {params.pooler} "
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli project --model {input.model} --pooler {params.pooler} "
         "--caches {input.caches} --labels {params.labels} --method {wildcards.projection} "
-        "--sample {wildcards.sample} --scale {SCALE} --out {output} > {log} 2>&1"
+        "--sample {wildcards.sample} --scale {params.scale} --out {output} > {log} 2>&1"

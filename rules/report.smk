@@ -11,6 +11,7 @@ rule table:
         csv=f"{R}/tables/{{paper}}/{{table}}.csv",
     params:
         inputs=lambda w: json.dumps({"rows": table_inputs(w.paper, w.table), "meta": W.table_meta(w.paper, w.table)}),
+        scale=SCALE,
     message:
         "table {wildcards.paper}/{wildcards.table}"
     log:
@@ -18,8 +19,8 @@ rule table:
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} report table --paper-file {input.paper} --table {wildcards.table} --inputs {params.inputs:q} "
-        "--scale {SCALE} --out {output.tex} > {log} 2>&1"
+        "python -m sentaug.cli report table --paper-file {input.paper} --table {wildcards.table} "
+        "--inputs {params.inputs:q} --scale {params.scale} --out {output.tex} > {log} 2>&1"
 
 
 rule figure:
@@ -33,6 +34,7 @@ rule figure:
         csv=f"{R}/figures/{{paper}}/{{figure}}.csv",
     params:
         inputs=lambda w: json.dumps({"panels": W.figure_points(w.paper, w.figure), "meta": W.table_meta()}),
+        scale=SCALE,
     message:
         "figure {wildcards.paper}/{wildcards.figure}"
     log:
@@ -40,33 +42,12 @@ rule figure:
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} report figure --paper-file {input.paper} --figure {wildcards.figure} "
-        "--inputs {params.inputs:q} --scale {SCALE} --out {output.pdf} > {log} 2>&1"
+        "python -m sentaug.cli report figure --paper-file {input.paper} --figure {wildcards.figure} "
+        "--inputs {params.inputs:q} --scale {params.scale} --out {output.pdf} > {log} 2>&1"
 
 
-# Augmentation census: every declared augmentation on the scale's corpus (first seed), with the cosine
-# between original and augmented under the scale's bert-base-uncased stand-in (mean pooling).
-CENSUS_BACKBONE = sc.stand_in(config, "bert-base-uncased")
-
-
-def census_embedding_file(augmentation, seed, corpus=CORPUS):
-    return f"{R}/census/{corpus}/{augmentation}/seed{seed}.{CENSUS_BACKBONE}.json"
-
-
-CONFORMANCE = f"{R}/conformance/{config['spacy_model']}.json"
-
-
-def census_rows():
-    """Every declared augmentation, or the `census` list when the config gives one."""
-    names = config.get("census") or [a for a in config["augmentations"]     # English corpus: English rules
-                                     if sc.augmentation_language(config, a) == "en"]
-    unknown = [a for a in names if a not in config["augmentations"]]
-    if unknown:
-        raise ValueError(f"config key 'census': unknown augmentation {unknown[0]!r}")
-    return {a: {"stats": cache_file(a, SEEDS[0]).replace(".parquet", ".json"),
-                "embedding": census_embedding_file(a, SEEDS[0])} for a in names}
-
-
+# Augmentation census (census_rows in common.smk): every declared augmentation on the scale's corpus (first
+# seed), with the cosine between original and augmented under the scale's bert-base-uncased stand-in.
 rule augment_cosine:
     input:
         cache=f"{R}/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.parquet",
@@ -84,8 +65,8 @@ rule augment_cosine:
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} {SENTAUG} augment-cosine --cache {input.cache} --model {input.model} "
-        "--max-lines {params.max_lines} --out {output} 2> {log}"
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli augment-cosine --cache {input.cache} "
+        "--model {input.model} --max-lines {params.max_lines} --out {output} 2> {log}"
 
 
 # Agreement of every augmentation with the code its paper ran, on the stored reference cases (NL-Augmenter's
@@ -103,7 +84,7 @@ rule conformance:
     conda:
         "../envs/augment.yaml"
     shell:
-        "{SENTAUG} conformance --spacy-model {params.model} --out {output} > {log} 2>&1"
+        "python -m sentaug.cli conformance --spacy-model {params.model} --out {output} > {log} 2>&1"
 
 
 rule census:
@@ -117,6 +98,7 @@ rule census:
     params:
         inputs=lambda w: json.dumps({"rows": census_rows(), "conformance": CONFORMANCE,
                                      "meta": {"corpus": CORPUS, "seed": SEEDS[0], "backbone": CENSUS_BACKBONE}}),
+        scale=SCALE,
     message:
         "table augmentations (census)"
     log:
@@ -124,7 +106,8 @@ rule census:
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} report census --inputs {params.inputs:q} --scale {SCALE} --out {output.tex} > {log} 2>&1"
+        "python -m sentaug.cli report census --inputs {params.inputs:q} --scale {params.scale} --out {output.tex} "
+        "> {log} 2>&1"
 
 
 rule tokenization_effects:
@@ -141,7 +124,8 @@ rule tokenization_effects:
     conda:
         "../envs/augment.yaml"
     shell:
-        "{SENTAUG} tokenization-effects --corpus {input.corpus} --tokenizer {input.tokenizer} --out {output} 2> {log}"
+        "python -m sentaug.cli tokenization-effects --corpus {input.corpus} --tokenizer {input.tokenizer} "
+        "--out {output} 2> {log}"
 
 
 # Tables that are configuration (AugCSE Tables 3, 10, 11, 13): a run's resolved spec, and its parameter counts
@@ -158,7 +142,7 @@ rule describe_spec:
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} describe spec --spec {params.spec:q} --out {output} 2> {log}"
+        "python -m sentaug.cli describe spec --spec {params.spec:q} --out {output} 2> {log}"
 
 
 rule describe_model_size:
@@ -174,7 +158,8 @@ rule describe_model_size:
     conda:
         "../envs/train.yaml"
     shell:
-        "{SENTAUG} describe model-size --spec {params.spec:q} --backbone {input.backbone} --out {output} > {log} 2>&1"
+        "python -m sentaug.cli describe model-size --spec {params.spec:q} --backbone {input.backbone} "
+        "--out {output} > {log} 2>&1"
 
 
 # The leaderboard (papers/leaderboard.yaml): every method on the same backbone, corpus, steps and its own seeds.
@@ -182,7 +167,7 @@ if W.leaderboard is not None:
 
     rule leaderboard:
         input:
-            spec=str(Path(config.get("papers_dir", "papers")) / "leaderboard.yaml"),
+            spec=LEADERBOARD_SPEC,
             results=W.leaderboard_targets(),
             code=code("report"),
         output:
@@ -193,28 +178,19 @@ if W.leaderboard is not None:
             png=f"{R}/figures/leaderboard.png",
         params:
             inputs=lambda w: json.dumps({"rows": W.leaderboard_points(), "meta": W.table_meta()}),
+            scale=SCALE,
         log:
             f"{R}/logs/report/leaderboard.log",
         conda:
             "../envs/base.yaml"
         shell:
-            "{SENTAUG} report leaderboard --spec {input.spec} --inputs {params.inputs:q} --scale {SCALE} "
-            "--out {output.tex} --figure {output.pdf} > {log} 2>&1"
+            "python -m sentaug.cli report leaderboard --spec {input.spec} --inputs {params.inputs:q} "
+            "--scale {params.scale} --out {output.tex} --figure {output.pdf} > {log} 2>&1"
 
 
 # Report pages: one self-contained HTML page per table and figure (the output, its caption, its numbers, its
-# provenance), marked for `snakemake --report results/report.html`, one category per paper.
-from sentaug.report.pages import page_caption, rst_escape
-
-
-def _page_meta(short):
-    return {**W.table_meta(), "short": short}
-
-
-def _short(paper):
-    return PAPERS[paper].get("short", paper)
-
-
+# provenance), marked for `snakemake --report results/report.html`, one category per paper (helpers in
+# common.smk).
 rule report_table:
     input:
         paper="papers/{paper}.yaml",
@@ -228,13 +204,14 @@ rule report_table:
     params:
         caption=lambda w: rst_escape(page_caption("table", f"papers/{w.paper}.yaml", w.table, SCALE, W.table_meta())),
         inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _page_meta(_short(w.paper))}),
+        scale=SCALE,
     log:
         f"{R}/logs/report/pages/{{paper}}/{{table}}.log",
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} report page --kind table --name {wildcards.table} --spec {input.paper} --csv {input.csv} "
-        "--inputs {params.inputs:q} --scale {SCALE} --out {output} > {log} 2>&1"
+        "python -m sentaug.cli report page --kind table --name {wildcards.table} --spec {input.paper} "
+        "--csv {input.csv} --inputs {params.inputs:q} --scale {params.scale} --out {output} > {log} 2>&1"
 
 
 rule report_figure:
@@ -252,13 +229,15 @@ rule report_figure:
         caption=lambda w: rst_escape(page_caption("figure", f"papers/{w.paper}.yaml", w.figure, SCALE,
                                                   W.table_meta())),
         inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _page_meta(_short(w.paper))}),
+        scale=SCALE,
     log:
         f"{R}/logs/report/pages/{{paper}}/{{figure}}.log",
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} report page --kind figure --name {wildcards.figure} --spec {input.paper} --csv {input.csv} "
-        "--png {input.png} --inputs {params.inputs:q} --scale {SCALE} --out {output} > {log} 2>&1"
+        "python -m sentaug.cli report page --kind figure --name {wildcards.figure} --spec {input.paper} "
+        "--csv {input.csv} --png {input.png} --inputs {params.inputs:q} --scale {params.scale} --out {output} "
+        "> {log} 2>&1"
 
 
 rule report_census:
@@ -274,20 +253,21 @@ rule report_census:
                                         {"corpus": CORPUS, "backbone": CENSUS_BACKBONE})),
         inputs=lambda w, input: json.dumps({"results": list(input.results),
                                             "meta": {**_page_meta("Census"), "backbone": CENSUS_BACKBONE}}),
+        scale=SCALE,
     log:
         f"{R}/logs/report/pages/census.log",
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} report page --kind census --name augmentations --csv {input.csv} --inputs {params.inputs:q} "
-        "--scale {SCALE} --out {output} > {log} 2>&1"
+        "python -m sentaug.cli report page --kind census --name augmentations --csv {input.csv} "
+        "--inputs {params.inputs:q} --scale {params.scale} --out {output} > {log} 2>&1"
 
 
 if W.leaderboard is not None:
 
     rule report_leaderboard:
         input:
-            spec=str(Path(config.get("papers_dir", "papers")) / "leaderboard.yaml"),
+            spec=LEADERBOARD_SPEC,
             csv=f"{R}/tables/leaderboard.csv",
             png=f"{R}/figures/leaderboard.png",
             results=W.leaderboard_targets(),
@@ -296,14 +276,15 @@ if W.leaderboard is not None:
             report(f"{R}/report/leaderboard.html", caption="../report/page.rst", category="Leaderboard",
                    subcategory="Tables", labels={"output": "leaderboard", "kind": "table", "scale": SCALE}),
         params:
-            caption=lambda w: rst_escape(page_caption("leaderboard", str(Path(config.get("papers_dir", "papers"))
-                                                                          / "leaderboard.yaml"),
-                                                      "leaderboard", SCALE, W.table_meta())),
+            caption=lambda w: rst_escape(page_caption("leaderboard", LEADERBOARD_SPEC, "leaderboard", SCALE,
+                                                      W.table_meta())),
             inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _page_meta("Leaderboard")}),
+            scale=SCALE,
         log:
             f"{R}/logs/report/pages/leaderboard.log",
         conda:
             "../envs/base.yaml"
         shell:
-            "{SENTAUG} report page --kind leaderboard --name leaderboard --spec {input.spec} --csv {input.csv} "
-            "--png {input.png} --inputs {params.inputs:q} --scale {SCALE} --out {output} > {log} 2>&1"
+            "python -m sentaug.cli report page --kind leaderboard --name leaderboard --spec {input.spec} "
+            "--csv {input.csv} --png {input.png} --inputs {params.inputs:q} --scale {params.scale} --out {output} "
+            "> {log} 2>&1"

@@ -1,9 +1,6 @@
 # Stage 3: backbones and training. One trainer for every method; a run is (paper, backbone, method, seed).
 # On a cluster (profiles/slurm) training jobs ask for a GPU at paper scale, where the corpus and caches are
 # tokenized once per backbone (results/tokens/<corpus>/<backbone>/<len...>/) for every run to read.
-import shlex
-
-from sentaug.models.tokens import parse_token_key, token_key
 
 
 rule backbone:
@@ -21,20 +18,8 @@ rule backbone:
     conda:
         "../envs/train.yaml"
     shell:
-        "{SENTAUG} backbone {wildcards.backbone} --spec {params.spec:q} {params.mirror} --out {output} 2> {log}"
-
-
-def _positives(w):
-    spec = run_spec(w)
-    return [cache_file(aug, seed, spec["corpus"]) for aug, seed in sc.method_caches(spec)]
-
-
-def _index(w):
-    """CARDS' retrieval index: built with the frozen backbone this run starts from, pooled as it evaluates."""
-    spec = run_spec(w)
-    if spec["negatives"]["source"] != "retrieved":
-        return []
-    return f"{R}/index/{spec['corpus']}/{w.backbone}/{spec['eval_pooler']}/k{spec['negatives'].get('k', 64)}.npz"
+        "python -m sentaug.cli backbone {wildcards.backbone} --spec {params.spec:q} {params.mirror} "
+        "--out {output} 2> {log}"
 
 
 rule nli_triplets:
@@ -48,30 +33,14 @@ rule nli_triplets:
         stats=f"{R}/nli/{{origin}}/{{name}}.json",
     params:
         sets=lambda w: " --sample-as ".join(w.name.split(".as_")),   # <set> [--sample-as <other set>]
+        data=lambda w: data_root(w.origin),
     log:
         f"{R}/logs/nli/{{origin}}/{{name}}.log",
     conda:
         "../envs/base.yaml"
     shell:
-        "{SENTAUG} nli-triplets --set {params.sets} --data {R}/data/{wildcards.origin} "
+        "python -m sentaug.cli nli-triplets --set {params.sets} --data {params.data} "
         "--out {output.csv} > {log} 2>&1"
-
-
-def _tokens(w):
-    """Token files of the run's fixed texts (its corpus, which holds the retrieval pool, and its caches) at
-    scales that pre-tokenize (`scales.<scale>.pretokenize`): shared by every run with that tokenizer."""
-    spec = run_spec(w)
-    if not S.get("pretokenize") or spec["positive"]["source"] == "nli":   # NLI triplets: tokenized per batch
-        return []
-    folder = f"{R}/tokens/{spec['corpus']}/{w.backbone}/{token_key(spec['max_seq_length'], spec.get('add_tokens'))}"
-    return [f"{folder}/corpus.npz"] + [f"{folder}/{aug}/seed{seed}.npz" for aug, seed in sc.method_caches(spec)]
-
-
-def _tokenize_args(w):
-    """--max-length and --add-tokens of a token folder's key (`len32`, `len32-added-del`)."""
-    declared = [t for m in config["methods"].values() for t in m.get("add_tokens") or []]
-    max_length, added = parse_token_key(w.key, declared)
-    return f"--max-length {max_length}" + ("" if not added else " --add-tokens " + " ".join(map(shlex.quote, added)))
 
 
 rule tokenize_corpus:
@@ -92,7 +61,8 @@ rule tokenize_corpus:
     conda:
         "../envs/train.yaml"
     shell:
-        "{SENTAUG} tokenize --texts {input.texts} --backbone {input.backbone} {params.args} --out {output} 2> {log}"
+        "python -m sentaug.cli tokenize --texts {input.texts} --backbone {input.backbone} {params.args} "
+        "--out {output} 2> {log}"
 
 
 rule tokenize_cache:
@@ -114,7 +84,8 @@ rule tokenize_cache:
     conda:
         "../envs/train.yaml"
     shell:
-        "{SENTAUG} tokenize --texts {input.texts} --backbone {input.backbone} {params.args} --out {output} 2> {log}"
+        "python -m sentaug.cli tokenize --texts {input.texts} --backbone {input.backbone} {params.args} "
+        "--out {output} 2> {log}"
 
 
 rule train:
@@ -134,7 +105,7 @@ rule train:
         positives=lambda w, input: f"--positives {input.positives}" if input.positives else "",
         index=lambda w, input: f"--index {input.index}" if input.index else "",
         tokens=lambda w, input: f"--tokens {input.tokens}" if input.tokens else "",
-        data=data_root(),
+        data=lambda w, input: os.path.dirname(input.dev),
         launcher=TRAIN_LAUNCHER[0],
         process_threads=TRAIN_LAUNCHER[1],
     threads: TRAIN_RESOURCES["threads"]
