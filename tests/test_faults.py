@@ -303,8 +303,8 @@ def test_a_download_corrupted_or_cut_mid_stream_leaves_nothing(tmp_path, fault, 
     handler = type("Handler", (_FaultyHandler,), {"fault": fault})
     server = http.server.HTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.handle_request, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}/corpus.txt"
-    sources = {"official": {"corpus": {"url": url, "outputs": ["wiki/corpus.txt"],
+    sources = {"official": {"corpus": {"base_url": f"http://127.0.0.1:{server.server_port}/",
+                                       "members": {"wiki/corpus.txt": "corpus.txt"}, "outputs": ["wiki/corpus.txt"],
                                        "files": {"wiki/corpus.txt": hashlib.sha256(BODY).hexdigest()}}}}
     out = tmp_path / "data"
     with pytest.raises(DownloadError, match="corpus.txt"):

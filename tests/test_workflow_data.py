@@ -22,7 +22,8 @@ def test_suites_read_the_scales_own_data(cfg):
     small = Workflow({**cfg, "scale": "small"}, results="R")
     assert demo.suite_data("transfer") == ["R/data/demo/transfer"]
     assert small.suite_data("clustering") == ["R/data/official/clustering"]
-    assert demo.suite_data("analysis") == ["R/data/demo/sts", "R/data/demo/clustering"]
+    # the analysis suite also reads SNLI pairs (VaSCL Figure 2b)
+    assert demo.suite_data("analysis") == ["R/data/demo/sts", "R/data/demo/clustering", "R/data/demo/nli/snli_senteval"]
     assert demo.suite_data("intent", origin="official") == ["R/data/official/intent"]
     assert demo.pretrained_suite_eval("tiny-bert", "transfer", "avg") == \
         "R/eval/pretrained/demo/tiny-bert/transfer/avg.json"

@@ -28,6 +28,10 @@ SUITE_DATA = {"transfer": ["transfer"], "clustering": ["clustering"], "intent": 
 # Settings of `sentaug evaluate glue` a table row may give (`glue: {rdrop: 1.0, switch_case: 0.1}`, CARDS
 # Table 6), as they appear in the result's path and on the command line.
 GLUE_OPTIONS = {"rdrop": "--rdrop", "switch_case": "--switch-case"}
+# Changed rows per augmentation in an augmentation analysis (VaSCL Fig. 3b averages 20,000 examples).
+AUGMENTATION_ANALYSIS_SAMPLE = {"demo": 500, "small": 2000, "paper": 20000}
+# What a training job asks for unless `scales.<scale>.train_resources` says otherwise.
+TRAIN_RESOURCES = {"gpu": 0, "threads": 2, "mem_mb": 4000, "runtime": 60}
 
 
 def data_folders() -> list[str]:
@@ -36,10 +40,6 @@ def data_folders() -> list[str]:
     from .data.download import load_sources
 
     return [name for name, src in load_sources()["official"].items() if src["outputs"] == [name]]
-# Changed rows per augmentation in an augmentation analysis (VaSCL Fig. 3b averages 20,000 examples).
-AUGMENTATION_ANALYSIS_SAMPLE = {"demo": 500, "small": 2000, "paper": 20000}
-# What a training job asks for unless `scales.<scale>.train_resources` says otherwise.
-TRAIN_RESOURCES = {"gpu": 0, "threads": 2, "mem_mb": 4000, "runtime": 60}
 
 
 class Workflow:
