@@ -217,6 +217,16 @@ start_slurm() {
   wait_for 30 "node $NODE" node_up
 }
 
+cancel_leftovers() {
+  # Jobs of an earlier session of this private cluster (its state survives under $STATE) would hold the one
+  # node: cancel them, so that the smoke test and the tests find it free.
+  local left
+  left=$(squeue -h -o %i | tr '\n' ' ')
+  if [[ -n "${left// }" ]]; then log "cancelling jobs left from an earlier session: $left"; scancel $left; fi
+  idle() { [[ -z $(squeue -h -o %i) ]]; }
+  wait_for 30 "the end of the cancelled jobs" idle
+}
+
 smoke_test() {
   local jid state
   jid=$(sbatch --parsable -p gpu --gpus=1 -o "$STATE/smoke-%j.out" \
@@ -237,6 +247,7 @@ case "${1:-}" in
     start_database
     write_configs
     start_slurm
+    cancel_leftovers
     smoke_test
     log "cluster up in $(awk -v a="$T0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}') s"
     ;;
