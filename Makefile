@@ -1,7 +1,8 @@
 # The two commands of the README. Both set the environment up on first use (scripts/setup.sh, when .venv is
 # missing) and work on a fresh clone with no mirror: the demo scale reads only the bundled demo data.
 #
-#   make demo     every declared table and figure at demo scale (Snakemake's default target `all`)
+#   make demo     every declared table and figure at demo scale (Snakemake's default target `all`), then the
+#                 report (results/report.html)
 #   make test     the tests
 #
 # Variables: CORES (default all), SNAKEFLAGS (extra Snakemake flags, e.g. --config scale=small),
@@ -15,7 +16,7 @@ SNAKEMAKE   := $(VENV)/bin/snakemake
 CORES       ?= all
 SNAKEFLAGS  ?=
 PYTEST_ARGS ?=
-DEMO_STEPS  := demo-build
+DEMO_STEPS  := demo-build report
 
 # This checkout's package, also when the environment was installed from another checkout.
 export PYTHONPATH := $(CURDIR)/src$(if $(PYTHONPATH),:$(PYTHONPATH))

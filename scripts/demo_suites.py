@@ -432,14 +432,23 @@ def nli_files(g) -> dict[str, bytes]:
         if anchor not in (pos, hard):
             triplets.append((anchor, pos, hard))
     files["nli/simcse/nli_for_simcse.csv"] = csv_bytes(triplets)
+    # ANLI: as in the real rounds, a context comes back with several hypotheses; here each of 8 contexts gets an
+    # entailed (its statement in another tense), a contradicted (negated) and a neutral (unrelated) one, so that
+    # grouping by premise (AugCSE's triplets, the nli suite's pairs) finds entailment and contradiction together
     for rnd in ("R1", "R2", "R3"):
         for split in ("dev", "test"):
             records = []
-            for a, b, y in nli_pairs(g, rng, "news", 24):
-                context = " ".join([g.corpus_sentence(rng), untok(a)])
-                records.append({"uid": "%08x-%04x" % (rng.getrandbits(32), rng.getrandbits(16)), "context": context,
-                                "hypothesis": untok(b), "label": y[0], "model_label": rng.choice("enc"),
-                                "emturk": rng.random() < 0.2, "genre": "wiki", "reason": "", "tag": ""})
+            for _ in range(8):
+                st = g.new_state(rng, tenses)
+                t1, t2 = rng.sample(range(3), 2)
+                context = " ".join([g.corpus_sentence(rng), untok(g.render(rng, st, "news", t1))])
+                hypotheses = [("e", st), ("c", dict(st, neg=not st["neg"])), ("n", g.new_state(rng, tenses))]
+                rng.shuffle(hypotheses)
+                for label, state in hypotheses:
+                    records.append({"uid": "%08x-%04x" % (rng.getrandbits(32), rng.getrandbits(16)),
+                                    "context": context, "hypothesis": untok(g.render(rng, state, "news", t2)),
+                                    "label": label, "model_label": rng.choice("enc"), "emturk": rng.random() < 0.2,
+                                    "genre": "wiki", "reason": "", "tag": ""})
             files[f"nli/anli/{rnd}/{split}.jsonl"] = lines(json.dumps(r) for r in records)
     return files
 

@@ -306,3 +306,20 @@ def test_demo_cnsd():
         assert set(pairs.gold.tolist()) <= {0.0, 1.0, 2.0, 3.0, 4.0, 5.0} and len(set(pairs.gold.tolist())) >= 4
         assert all(re.search(r"[\u4e00-\u9fff]", s) for s in pairs.s1 + pairs.s2)      # Chinese text
     assert sizes == {"train": 120, "dev": 60, "test": 60}
+
+
+def test_demo_anli_contexts_carry_an_entailment_and_a_contradiction():
+    """AugCSE's ANLI triplets (sentaug nli-triplets) group hypotheses by premise: the demo rounds must give every
+    context an entailed, a contradicted and a neutral hypothesis, as the real rounds often do."""
+    import collections
+    import json
+    from importlib import resources
+
+    root = resources.files("sentaug") / "resources" / "demo" / "nli" / "anli"
+    for rnd in ("R1", "R2", "R3"):
+        for split in ("dev", "test"):
+            labels = collections.defaultdict(list)
+            for line in (root / rnd / f"{split}.jsonl").read_text(encoding="utf-8").splitlines():
+                record = json.loads(line)
+                labels[record["context"]].append(record["label"])
+            assert len(labels) == 8 and all(sorted(v) == ["c", "e", "n"] for v in labels.values()), (rnd, split)
