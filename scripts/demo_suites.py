@@ -349,6 +349,23 @@ def nli_pairs(g, rng: random.Random, style: str, n: int) -> list[tuple[str, str,
     return rows[:n]
 
 
+def nli_groups(g, rng: random.Random, style: str, premises: int) -> list[tuple[str, str, str]]:
+    """(premise, hypothesis, label) rows in groups of three per premise, as SNLI's and ANLI's premises come:
+    an entailed hypothesis (the same statement in another template), a contradicted one (negation flipped) and
+    a neutral one (an unrelated statement), in a random order within the group."""
+    tenses, templates = g.STYLES[style][0].split(), g.STYLES[style][1]
+    rows = []
+    for _ in range(premises):
+        st = g.new_state(rng, tenses)
+        ta, tb = rng.sample(range(len(templates)), 2)
+        premise = g.render(rng, st, style, ta)
+        hypotheses = [("entailment", st), ("contradiction", dict(st, neg=not st["neg"])),
+                      ("neutral", g.new_state(rng, tenses))]
+        rng.shuffle(hypotheses)
+        rows += [(premise, g.render(rng, state, style, tb), label) for label, state in hypotheses]
+    return rows
+
+
 def glue_files(g) -> dict[str, bytes]:
     rng = rng_for("glue")
     files = {}
@@ -415,8 +432,8 @@ def glue_files(g) -> dict[str, bytes]:
 def nli_files(g) -> dict[str, bytes]:
     rng = rng_for("nli")
     files = {}
-    for split, k in {"dev": 60, "test": 60}.items():
-        rows = nli_pairs(g, rng, "captions", k)
+    for split, k in {"dev": 20, "test": 20}.items():    # premises, three hypotheses each
+        rows = nli_groups(g, rng, "captions", k)
         files[f"nli/snli_senteval/s1.{split}"] = lines(g.sick_text(a) + " . " for a, _, _ in rows)
         files[f"nli/snli_senteval/s2.{split}"] = lines(g.sick_text(b) + " . " for _, b, _ in rows)
         files[f"nli/snli_senteval/labels.{split}"] = lines(y for _, _, y in rows)
@@ -432,23 +449,20 @@ def nli_files(g) -> dict[str, bytes]:
         if anchor not in (pos, hard):
             triplets.append((anchor, pos, hard))
     files["nli/simcse/nli_for_simcse.csv"] = csv_bytes(triplets)
-    # ANLI: as in the real rounds, a context comes back with several hypotheses; here each of 8 contexts gets an
-    # entailed (its statement in another tense), a contradicted (negated) and a neutral (unrelated) one, so that
-    # grouping by premise (AugCSE's triplets, the nli suite's pairs) finds entailment and contradiction together
+    # ANLI: as in the real rounds, a context comes back with several hypotheses (nli_groups), so that grouping by
+    # premise (AugCSE's triplets, the nli suite's pairs) finds entailment and contradiction together
     for rnd in ("R1", "R2", "R3"):
         for split in ("dev", "test"):
             records = []
-            for _ in range(8):
-                st = g.new_state(rng, tenses)
-                t1, t2 = rng.sample(range(3), 2)
-                context = " ".join([g.corpus_sentence(rng), untok(g.render(rng, st, "news", t1))])
-                hypotheses = [("e", st), ("c", dict(st, neg=not st["neg"])), ("n", g.new_state(rng, tenses))]
-                rng.shuffle(hypotheses)
-                for label, state in hypotheses:
-                    records.append({"uid": "%08x-%04x" % (rng.getrandbits(32), rng.getrandbits(16)),
-                                    "context": context, "hypothesis": untok(g.render(rng, state, "news", t2)),
-                                    "label": label, "model_label": rng.choice("enc"), "emturk": rng.random() < 0.2,
-                                    "genre": "wiki", "reason": "", "tag": ""})
+            rows = nli_groups(g, rng, "news", 8)
+            contexts = {}
+            for premise, hypothesis, label in rows:
+                if premise not in contexts:
+                    contexts[premise] = " ".join([g.corpus_sentence(rng), untok(premise)])
+                records.append({"uid": "%08x-%04x" % (rng.getrandbits(32), rng.getrandbits(16)),
+                                "context": contexts[premise], "hypothesis": untok(hypothesis), "label": label[0],
+                                "model_label": rng.choice("enc"), "emturk": rng.random() < 0.2, "genre": "wiki",
+                                "reason": "", "tag": ""})
             files[f"nli/anli/{rnd}/{split}.jsonl"] = lines(json.dumps(r) for r in records)
     return files
 

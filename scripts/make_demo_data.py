@@ -403,7 +403,7 @@ def grammar() -> SimpleNamespace:
     """The lexicon and generators that demo_suites.py builds the suites' demo data on."""
     return SimpleNamespace(FIRST=FIRST, SURNAMES=SURNAMES, TOWNS=TOWNS, RIVERS=RIVERS, BUILDINGS=BUILDINGS,
                            OCCUPATIONS=OCCUPATIONS, OBJECTS=OBJECTS, make_pairs=make_pairs, new_state=new_state,
-                           render=render, corpus_sentence=corpus_sentence, sick_text=sick_text)
+                           render=render, corpus_sentence=corpus_sentence, sick_text=sick_text, STYLES=STYLES)
 
 
 def suite_files() -> dict[str, bytes]:

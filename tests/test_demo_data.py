@@ -323,3 +323,19 @@ def test_demo_anli_contexts_carry_an_entailment_and_a_contradiction():
                 record = json.loads(line)
                 labels[record["context"]].append(record["label"])
             assert len(labels) == 8 and all(sorted(v) == ["c", "e", "n"] for v in labels.values()), (rnd, split)
+
+
+def test_demo_snli_premises_come_in_threes():
+    """SNLI's premises come with an entailed, a contradicted and a neutral hypothesis: the demo's do too (the
+    supervised SimCSE triplets and VaSCL Figure 2b's distances pair them by premise)."""
+    import collections
+    from importlib import resources
+
+    root = resources.files("sentaug") / "resources" / "demo" / "nli" / "snli_senteval"
+    for split in ("dev", "test"):
+        s1, labels = ((root / f"{f}.{split}").read_text(encoding="utf-8").splitlines() for f in ("s1", "labels"))
+        by_premise = collections.defaultdict(list)
+        for premise, label in zip(s1, labels):
+            by_premise[premise].append(label)
+        assert len(by_premise) == 20 and all(sorted(v) == ["contradiction", "entailment", "neutral"]
+                                             for v in by_premise.values()), split
