@@ -33,6 +33,9 @@ def test_suites_read_the_scales_own_data(cfg):
     assert small.glue_tasks == ["CoLA", "SST-2", "MRPC", "RTE", "STS-B"]
     assert small.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 100"
     assert "--train-on-dev" not in demo.suite_args("glue")
+    # AugCSE Table 15's triplet sets reach the nli suite at every scale (the demo's other flags do not hide them)
+    assert demo.suite_args("nli") == "--set nli=snli --set anli=anli_devtest"
+    assert demo.suite_args("intent") == "--iterations 200" and small.suite_args("intent") == ""
     paper = Workflow({**cfg, "scale": "paper"}, results="R")
     assert paper.suite_args("transfer") == "--mode test" and demo.suite_args("transfer") == "--mode fast"
     assert paper.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B QQP QNLI MNLI"

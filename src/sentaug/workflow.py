@@ -123,10 +123,10 @@ class Workflow:
         if suite == "glue":
             steps = {"demo": " --max-steps 20", "small": " --max-steps 100"}.get(self.scale, "")
             return f"--tasks {' '.join(self.glue_tasks)}{steps}"
-        if self.scale == "demo":   # seconds per model on the demo data; the numbers are not comparable anyway
-            return {"analysis": "--stackoverflow-limit 4000", "intent": "--iterations 200"}.get(suite, "")
         if suite == "nli":      # AugCSE Table 15: the scale's NLI triplet sets (nli: SNLI + MNLI, anli: ANLI)
             return " ".join(f"--set {k}={v}" for k, v in self.S.get("nli_sets", {}).items())
+        if self.scale == "demo":   # seconds per model on the demo data; the numbers are not comparable anyway
+            return {"analysis": "--stackoverflow-limit 4000", "intent": "--iterations 200"}.get(suite, "")
         return ""
 
     # -- NLI triplets (the nli training source; sentaug.data.triplets) --------------------------------------
