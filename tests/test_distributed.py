@@ -67,14 +67,11 @@ def test_the_trainer_under_two_processes_matches_one_process(tmp_path, minilm_pa
     from safetensors.torch import load_file
 
     from sentaug.train.trainer import train
-    from tests.test_train import ANCHORS, POSITIVES, spec, write_backbone
+    from tests.test_train import ANCHORS, POSITIVES, spec, write_backbone, write_paired_dev
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(ANCHORS + POSITIVES) + "\n")
-    dev = tmp_path / "data/sts/STSBenchmark"
-    dev.mkdir(parents=True)
-    (dev / "sts-dev.csv").write_text("".join(f"g\tf\t2020\t{i}\t{i % 5}.0\t{ANCHORS[i]}\t{POSITIVES[i]}\n"
-                                             for i in range(8)))
+    write_paired_dev(tmp_path / "data")
     backbone = write_backbone(tmp_path / "bb", minilm_path, dropout=0.0)
     s = spec(method="simcse", positive={"source": "dropout"}, max_steps=2, batch_size=8, eval_steps=2,
              learning_rate=1e-4)

@@ -40,7 +40,7 @@ from safetensors.torch import load_file, save_file
 from sentaug.data.download import DownloadError, fetch
 from sentaug.train.checkpoint import Checkpoints, DivergenceGuard, TrainingDiverged
 from sentaug.train.trainer import batch_order, spec_digest, train
-from tests.test_train import ANCHORS, POSITIVES, spec, write_backbone
+from tests.test_train import ANCHORS, POSITIVES, spec, write_backbone, write_paired_dev
 from tests.workflow_runs import (LONG_RUN, LONG_THREADS, ROOT, checkpoint_steps, differing_tensors,
                                  isolated_workdir, long_override, snakemake_env)
 
@@ -133,10 +133,7 @@ def tiny(tmp_path, minilm_path):
     """A corpus, STS-B dev data and a small BERT (dropout on: resuming must restore the RNG)."""
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(ANCHORS + POSITIVES) + "\n")
-    dev = tmp_path / "data/sts/STSBenchmark"
-    dev.mkdir(parents=True)
-    (dev / "sts-dev.csv").write_text("".join(f"g\tf\t2020\t{i}\t{i % 5}.0\t{ANCHORS[i]}\t{POSITIVES[i]}\n"
-                                             for i in range(8)))
+    write_paired_dev(tmp_path / "data")
     backbone = write_backbone(tmp_path / "bb", minilm_path, dropout=0.1)
     s = spec(method="simcse", positive={"source": "dropout"}, max_steps=8, batch_size=4, eval_steps=4,
              save_steps=2, pooler="cls")
@@ -235,10 +232,7 @@ def test_nan_loss_stops_the_run_and_keeps_the_last_good_checkpoint(tmp_path, min
              save_steps=1, pooler="cls", seed=seed)
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(lines) + "\n")
-    dev = tmp_path / "data/sts/STSBenchmark"
-    dev.mkdir(parents=True)
-    (dev / "sts-dev.csv").write_text("".join(f"g\tf\t2020\t{i}\t{i % 5}.0\t{ANCHORS[i]}\t{POSITIVES[i]}\n"
-                                             for i in range(8)))
+    write_paired_dev(tmp_path / "data")
     backbone = Path(write_backbone(tmp_path / "bb", minilm_path, dropout=0.1))
     token = AutoTokenizer.from_pretrained(backbone).convert_tokens_to_ids(word)
     weights = load_file(str(backbone / "model.safetensors"))
@@ -392,10 +386,7 @@ def test_a_corpus_with_bad_lines_trains_under_the_documented_policy(tmp_path, mi
     raw = [good[0], b"", good[1] + b"\r", b"   ", b"caf\xe9 au lait , bad bytes", good[2], long_line, *good[3:]]
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(b"\n".join(raw) + b"\n")
-    dev = tmp_path / "data/sts/STSBenchmark"
-    dev.mkdir(parents=True)
-    (dev / "sts-dev.csv").write_text("".join(f"g\tf\t2020\t{i}\t{i % 5}.0\t{ANCHORS[i]}\t{POSITIVES[i]}\n"
-                                             for i in range(8)))
+    write_paired_dev(tmp_path / "data")
     backbone = write_backbone(tmp_path / "bb", minilm_path, dropout=0.1)
     s = spec(method="simcse", positive={"source": "dropout"}, max_steps=4, batch_size=5, eval_steps=4)
     data = TrainingData(s, corpus)

@@ -40,6 +40,14 @@ def setup(tmp_path, minilm_path):
     return tmp_path, str(corpus), str(cache)
 
 
+def write_paired_dev(data):
+    """STS-B dev under `data` pairing ANCHORS[i] with POSITIVES[i], gold i % 5 (the fault and distributed tests)."""
+    dev = data / "sts" / "STSBenchmark"
+    dev.mkdir(parents=True)
+    (dev / "sts-dev.csv").write_text("".join(f"g\tf\t2020\t{i}\t{i % 5}.0\t{ANCHORS[i]}\t{POSITIVES[i]}\n"
+                                             for i in range(8)))
+
+
 def spec(**kw):
     base = {"scale": "test", "paper_backbone": "tiny", "backbone": "tiny", "method": "sda_pi",
             "positive": {"source": "cache", "augmentation": "sda_pi"}, "negatives": "in_batch", "objectives": [],

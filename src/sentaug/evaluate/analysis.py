@@ -325,8 +325,8 @@ def read_labelled_csv(path: str | os.PathLike) -> tuple[list[str], np.ndarray]:
     return df["text"].astype(str).tolist(), df["label"].to_numpy()
 
 
-def read_augmentations(path: str | os.PathLike) -> tuple[list[str], list[str]]:
-    """(originals, augmentations) of the rows an augmentation changed (AugCSE drops unchanged ones)."""
+def read_cache_rows(path: str | os.PathLike):
+    """An augmentation cache (checked) and the mask of its usable rows: changed, neither side blank."""
     import pandas as pd
 
     path = Path(path)
@@ -336,7 +336,14 @@ def read_augmentations(path: str | os.PathLike) -> tuple[list[str], list[str]]:
     missing = {"original", "augmented", "changed"} - set(df.columns)
     if missing:
         raise ValueError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
-    df = df[df["changed"].astype(bool) & (df["original"].str.strip() != "") & (df["augmented"].str.strip() != "")]
+    ok = df["changed"].astype(bool) & (df["original"].str.strip() != "") & (df["augmented"].str.strip() != "")
+    return df, ok.to_numpy()
+
+
+def read_augmentations(path: str | os.PathLike) -> tuple[list[str], list[str]]:
+    """(originals, augmentations) of the rows an augmentation changed (AugCSE drops unchanged ones)."""
+    df, ok = read_cache_rows(path)
+    df = df[ok]
     return df["original"].tolist(), df["augmented"].tolist()
 
 

@@ -14,11 +14,12 @@ its augmentation), otherwise `sample` rows drawn from those that at least one au
 """
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 import numpy as np
+
+from .analysis import read_cache_rows
 
 ORIGINAL = "original"
 METHODS = ("pca", "tsne")
@@ -44,27 +45,13 @@ def tsne_2d(x, seed: int = 0, perplexity: float = 30.0) -> np.ndarray:
     return TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=seed).fit_transform(x)
 
 
-def _read_cache(path: str | os.PathLike):
-    import pandas as pd
-
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: augmentation cache not found")
-    df = pd.read_parquet(path)
-    missing = {"original", "augmented", "changed"} - set(df.columns)
-    if missing:
-        raise ValueError(f"{path}: missing column(s) {', '.join(sorted(missing))}")
-    ok = df["changed"].astype(bool) & (df["original"].str.strip() != "") & (df["augmented"].str.strip() != "")
-    return df, ok.to_numpy()
-
-
 def sample_texts(caches: dict[str, str], sample: int, seed: int = 0) -> tuple[list[str], list[str]]:
     """(texts, labels): up to `sample` changed rows of each cache (`{label: path}`) and the originals (above)."""
     rng = np.random.default_rng(seed)
     texts, labels, first, union = [], [], None, None
     originals = None
     for label, path in caches.items():
-        df, ok = _read_cache(path)
+        df, ok = read_cache_rows(path)
         if originals is None:
             originals, union = df["original"].tolist(), np.zeros(len(df), dtype=bool)
         elif len(df) != len(originals):
