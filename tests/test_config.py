@@ -58,7 +58,11 @@ def test_augmentation_backbone_parameters_resolve_per_scale(cfg):
     assert sc.augmentation_call(cfg, "DiverseParaphrase", "B", "paper") == (
         "DiverseParaphrase", {"model": "B/wmt19-en-de", "back_model": "B/wmt19-de-en"},
         ["B/wmt19-de-en", "B/wmt19-en-de"])
-    assert sc.augmentation_call(cfg, "DiverseParaphrase", "B", "small")[2] == ["B/tiny-bart"]
+    # below paper scale the random stand-in's outputs are capped by the scale's augmentation_params
+    assert sc.augmentation_call(cfg, "DiverseParaphrase", "B", "small") == (
+        "DiverseParaphrase", {"model": "B/tiny-bart", "back_model": "B/tiny-bart", "max_new_tokens": 12},
+        ["B/tiny-bart"])
+    assert sc.augmentation_call(cfg, "Casual2Formal", "B", "demo")[1]["max_new_tokens"] == 12
     assert sc.augmentation_call(cfg, "sda_pi", "B", "small") == ("punctuation_insertion", {}, [])
     del cfg["scales"]["small"]["masked_lm"]          # not given: the bert-base-uncased stand-in
     assert sc.augmentation_backbone(cfg, "backbone:masked_lm", "small") == "minilm"

@@ -41,6 +41,7 @@ figures:
 @pytest.fixture()
 def cfg(tmp_path):
     config = sc.load_yaml(ROOT / "config.yaml")
+    config["scales"]["demo"]["seeds"] = [1, 2]   # two seeds: one point per setting averages both
     (tmp_path / "papers").mkdir()
     (tmp_path / "papers" / "x.yaml").write_text(PAPER)
     return {**config, "papers_dir": str(tmp_path / "papers"), "papers": ["x"], "scale": "demo"}

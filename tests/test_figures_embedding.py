@@ -216,6 +216,7 @@ figures:
 
 def _workflow(tmp_path, scale="demo"):
     config = sc.load_yaml(ROOT / "config.yaml")
+    config["scales"]["demo"]["seeds"] = [1, 2]   # two seeds: a panel's seeds and a point's mean over them
     papers = tmp_path / "papers"
     papers.mkdir(exist_ok=True)
     (papers / "x.yaml").write_text(PAPER)

@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def cfg():
     config = sc.load_yaml(ROOT / "config.yaml")
     config["papers_dir"] = str(ROOT / "papers")
+    config["scales"]["demo"]["seeds"] = [1, 2]   # two seeds: every input list shows one path per seed
     return config
 
 
@@ -385,7 +386,10 @@ def test_dry_run_resolves_the_new_tables(tmp_path):
     tables = ["cards/table3", "vascl/table1", "vascl/table2", "augcse/table4", "augcse/table6", "clear/table2",
               "cards/table4", "cards/table6", "sda/table5", "augcse/table1", "augcse/table2", "augcse/table13"]
     targets = [f"{results}/tables/{t}.tex" for t in tables]
+    two_seeds = tmp_path / "seeds.yaml"      # every input list shows one path per seed
+    two_seeds.write_text(yaml.safe_dump({"scales": {"demo": {"seeds": [1, 2]}}}))
     run = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--nolock", *targets,
+                          "--configfile", "config.yaml", str(two_seeds),
                           "--config", f"results={results}", "scale=demo"],
                          cwd=ROOT, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]

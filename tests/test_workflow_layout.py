@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def cfg():
     config = sc.load_yaml(ROOT / "config.yaml")
     config["papers_dir"] = str(ROOT / "papers")
+    config["scales"]["demo"]["seeds"] = [1, 2]   # two seeds: every input list shows one path per seed
     return config
 
 

@@ -118,9 +118,11 @@ def augmentation_backbone(config: dict, ref: str, scale: str | None = None) -> s
 
 def augmentation_call(config: dict, name: str, backbones_dir: str | os.PathLike,
                       scale: str | None = None) -> tuple[str, dict, list[str]]:
-    """A declared augmentation as (registry op, parameters, backbone folders it reads): each ``backbone:``
-    parameter becomes the folder of its backbone at this scale under `backbones_dir`."""
-    params = dict(config["augmentations"][name])
+    """A declared augmentation as (registry op, parameters, backbone folders it reads): the scale's
+    `augmentation_params` of it set over its declaration; each ``backbone:`` parameter becomes the folder of
+    its backbone at this scale under `backbones_dir`."""
+    at_scale = scale_settings(config, scale).get("augmentation_params") or {}
+    params = {**config["augmentations"][name], **at_scale.get(name, {})}
     op, folders = params.pop("op"), []
     params.pop("language", None)        # which corpus it applies to, not a parameter of the operation
     for key, value in params.items():
