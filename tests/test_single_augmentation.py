@@ -81,6 +81,14 @@ def test_changed_only_and_cached_negatives_are_checked(setup):  # noqa: F811
         TrainingData(spec, corpus, [cache])
     assert sc.method_caches(spec_for("augcse_single_negative")) == [("RandomSwap", 3)]
 
+    # an augmentation that changed no line (SentenceReordering on one-sentence lines) leaves nothing to train on
+    unchanged = make_cache(root / "u.parquet", seed=8, changed_every=1)
+    assert _changed_lines(unchanged) == []
+    for method in ("augcse_single_negative", "augcse_single_positive"):
+        with pytest.raises(ValueError, match=rf"{method}' trains only on lines .*u\.parquet changed none of the "
+                                             rf"{len(CORPUS)} lines"):
+            TrainingData(spec_for(method), corpus, [unchanged])
+
     bad = {**CONFIG, "methods": {"x": {"positive": {"source": "dropout"},
                                        "negatives": {"source": "cache", "augmentation": "NoSuchAug"}}}}
     with pytest.raises(sc.ConfigError, match="'methods.x.negatives.augmentation': unknown augmentation 'NoSuchAug'"):

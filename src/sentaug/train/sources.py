@@ -149,14 +149,19 @@ class TrainingData:
             raise ValueError(f"unknown positive source '{self.source}'")
         n_positive = {"cache": 1, "two_views": 2}.get(self.source, 0)
         negative_table = tables.pop() if negative_cache else None     # the last cache (config.method_caches)
-        required = [negative_table] if negative_cache and negative.get("only_changed", True) else []
+        required = {caches[-1]: negative_table} if negative_cache and negative.get("only_changed", True) else {}
         if positive.get("changed_only"):
             if self.source != "cache":
                 raise ValueError(f"method '{spec['method']}': positive.changed_only needs positive source 'cache'")
-            required.append(tables[0])
+            required[caches[0]] = tables[0]
         if required:        # only the lines every such augmentation changed
-            changed = [t["changed"].to_numpy(dtype=bool) for t in required]
+            changed = [t["changed"].to_numpy(dtype=bool) for t in required.values()]
+            usable = len(self.lines)
             self.lines = [i for i in self.lines if all(c[i] for c in changed)]
+            if usable and not self.lines:
+                raise ValueError(f"method '{spec['method']}' trains only on lines its augmentations changed "
+                                 f"(positive.changed_only, cached negatives), but {' and '.join(map(str, required))} "
+                                 f"changed none of the {usable} lines of {corpus}")
             self.originals = [corpus_lines[i].text for i in self.lines]
         self.negatives = [negative_table["augmented"].iat[i] for i in self.lines] if negative_cache else None
         views = [[t["augmented"].iat[i] for i in self.lines] for t in tables[:n_positive]]
