@@ -13,7 +13,7 @@ rule evaluate_run:
         pooler=lambda w: run_spec(w)["eval_pooler"],
         data=lambda w, input: os.path.dirname(input.sts),
         scale=SCALE,
-    threads: 2
+    threads: EVAL_THREADS
     message:
         "evaluate sts: {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
     log:
@@ -37,7 +37,7 @@ rule evaluate_run_pooler:
     params:
         data=lambda w, input: os.path.dirname(input.sts),
         scale=SCALE,
-    threads: 2
+    threads: EVAL_THREADS
     message:
         "evaluate sts ({wildcards.pooler}): {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
     log:
@@ -60,7 +60,7 @@ rule evaluate_pretrained:
     params:
         data=lambda w, input: os.path.dirname(input.sts),
         scale=SCALE,
-    threads: 2
+    threads: EVAL_THREADS
     message:
         "evaluate sts: pre-trained {wildcards.backbone} ({wildcards.pooler})"
     log:
@@ -85,7 +85,7 @@ rule evaluate_suite:
         data=data_root(),
         extra=lambda w: SUITE_ARGS.get(w.suite, ""),
         scale=SCALE,
-    threads: 2
+    threads: EVAL_THREADS
     message:
         "evaluate {wildcards.suite}: {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
     log:
@@ -110,7 +110,7 @@ rule evaluate_suite_pretrained:
         data=lambda w: data_root(w.origin),
         extra=lambda w: SUITE_ARGS.get(w.suite, ""),
         scale=SCALE,
-    threads: 2
+    threads: EVAL_THREADS
     message:
         "evaluate {wildcards.suite}: pre-trained {wildcards.backbone} ({wildcards.pooler})"
     log:
@@ -136,7 +136,7 @@ rule evaluate_run_lowercase:
         pooler=lambda w: run_spec(w)["eval_pooler"],
         data=lambda w, input: os.path.dirname(input.sts),
         scale=SCALE,
-    threads: 2
+    threads: EVAL_THREADS
     log:
         f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.lowercase.log",
     conda:
@@ -161,7 +161,7 @@ rule evaluate_glue_pretrained_options:
         extra=SUITE_ARGS["glue"],
         options=lambda w: W.glue_option_args(w.options),
         scale=SCALE,
-    threads: 2
+    threads: EVAL_THREADS
     log:
         f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/glue~{{options}}/{{pooler}}.log",
     conda:
@@ -206,7 +206,7 @@ rule augmentation_analysis_pretrained:
         analysis=AUGMENTATION_ANALYSIS,
         hub_offline=HUB_OFFLINE,
         scale=SCALE,
-    threads: 2
+    threads: EVAL_THREADS
     log:
         f"{R}/logs/analysis/augmentations/{{set}}/pretrained/{{backbone}}/{{pooler}}.log",
     conda:
@@ -232,7 +232,7 @@ rule augmentation_analysis_run:
         analysis=AUGMENTATION_ANALYSIS,
         hub_offline=HUB_OFFLINE,
         scale=SCALE,
-    threads: 2
+    threads: EVAL_THREADS
     log:
         f"{R}/logs/analysis/augmentations/{{set}}/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.log",
     conda:
@@ -259,7 +259,7 @@ rule projection_pretrained:
         augs=r"[^/]+",
         projection="pca|tsne",
         sample=r"\d+",
-    threads: 2
+    threads: EVAL_THREADS
     log:
         f"{R}/logs/analysis/projections/{{augs}}/{{projection}}-{{sample}}/pretrained/{{backbone}}/{{pooler}}.log",
     conda:
@@ -287,7 +287,7 @@ rule projection_run:
         augs=r"[^/]+",
         projection="pca|tsne",
         sample=r"\d+",
-    threads: 2
+    threads: EVAL_THREADS
     log:
         f"{R}/logs/analysis/projections/{{augs}}/{{projection}}-{{sample}}/{SCALE}/{{paper}}/{{backbone}}/"
         "{method}/seed{seed}.log",

@@ -57,7 +57,7 @@ rule augment_cosine:
         f"{R}/census/{{corpus}}/{{augmentation}}/seed{{seed}}.{{backbone}}.json",
     params:
         max_lines=2000,
-    threads: 2
+    threads: EVAL_THREADS
     message:
         "census cosine: {wildcards.augmentation}, seed {wildcards.seed} ({wildcards.backbone})"
     log:

@@ -32,6 +32,8 @@ GLUE_OPTIONS = {"rdrop": "--rdrop", "switch_case": "--switch-case"}
 AUGMENTATION_ANALYSIS_SAMPLE = {"demo": 500, "small": 2000, "paper": 20000}
 # What a training job asks for unless `scales.<scale>.train_resources` says otherwise.
 TRAIN_RESOURCES = {"gpu": 0, "threads": 2, "mem_mb": 4000, "runtime": 60}
+# Threads of an evaluation or analysis job unless `scales.<scale>.eval_threads` says otherwise.
+EVAL_THREADS = 2
 
 
 def data_folders() -> list[str]:
@@ -201,6 +203,10 @@ class Workflow:
     def train_resources(self) -> dict:
         """GPUs, threads, memory (MB) and run time (minutes) of a training job at this scale."""
         return {**TRAIN_RESOURCES, **(self.S.get("train_resources") or {})}
+
+    def eval_threads(self) -> int:
+        """Threads of an evaluation or analysis job at this scale."""
+        return self.S.get("eval_threads", EVAL_THREADS)
 
     def train_launcher(self) -> tuple[str, int]:
         """(command, threads per process) of a training job: `python -m sentaug.cli`, or with more than one
