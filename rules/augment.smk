@@ -10,7 +10,7 @@ rule parse:
         f"{R}/parse/{{corpus}}.spacy",
     params:
         model=lambda w: W.spacy_model(w.corpus),
-    threads: config.get("workers", 1)
+    threads: WORKERS
     message:
         "parse {wildcards.corpus} with spaCy"
     log:
@@ -35,7 +35,7 @@ rule augment:
         op=lambda w: _augmentation(w)[0],
         extra=lambda w: " ".join(f"--param {k}={json.dumps(v)}" for k, v in _augmentation(w)[1].items()),
         model=lambda w: W.spacy_model(w.corpus),
-    threads: config.get("workers", 1)
+    threads: WORKERS
     message:
         "augment {wildcards.corpus}: {wildcards.augmentation}, seed {wildcards.seed}"
     log:

@@ -25,6 +25,7 @@ PAPERS = W.papers
 TRAIN_RESOURCES = W.train_resources()
 TRAIN_LAUNCHER = W.train_launcher()
 EVAL_THREADS = W.eval_threads()
+WORKERS = W.workers()
 
 # The names the rules use; the resolution lives in sentaug.workflow (documented and tested there).
 data_root = W.data_root

@@ -15,7 +15,7 @@ rule index:
     wildcard_constraints:
         k=r"\d+",
         pooler="cls|cls_before_pooler|avg|avg_top2|avg_first_last|avg_emb_last",
-    threads: config.get("workers", 1)
+    threads: WORKERS
     resources:
         gpu=1 if SCALE == "paper" else 0,
     message:

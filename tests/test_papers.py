@@ -400,6 +400,7 @@ def test_dry_run_resolves_the_new_tables(tmp_path):
     # demo jobs run single-threaded, two side by side on 2 cores (scales.demo.train_resources / eval_threads)
     threads = re.findall(r"OMP_NUM_THREADS=(\d+) python -m sentaug.cli (train|evaluate) ", run.stdout)
     assert {kind for _, kind in threads} == {"train", "evaluate"} and {n for n, _ in threads} == {"1"}
+    assert set(re.findall(r"sentaug.cli augment .*?--workers (\d+)", run.stdout)) == {"1"}     # scales.demo.workers
     ev = f"{results}/eval/demo/shared"     # below paper scale the papers share their runs
     assert inputs["cards/table3"]["3"] == [f"{ev}/tiny-roberta/cards/seed{s}/sts.json" for s in (1, 2)]
     assert inputs["vascl/table1"]["0"] == [f"{results}/eval/pretrained/demo/tiny-roberta/avg.json"]

@@ -204,6 +204,10 @@ class Workflow:
         """GPUs, threads, memory (MB) and run time (minutes) of a training job at this scale."""
         return {**TRAIN_RESOURCES, **(self.S.get("train_resources") or {})}
 
+    def workers(self) -> int:
+        """Worker processes of a parse, augmentation or index job: the scale's `workers`, else the top level's."""
+        return self.S.get("workers", self.config.get("workers", 1))
+
     def eval_threads(self) -> int:
         """Threads of an evaluation or analysis job at this scale."""
         return self.S.get("eval_threads", EVAL_THREADS)
