@@ -11,6 +11,7 @@ import yaml
 
 import sentaug.config as sc
 from sentaug.report.leaderboard import load_leaderboard, render_leaderboard
+from sentaug.report.pages import leaderboard_html
 from sentaug.report.stats import paired_difference, t_interval, t_quantile
 from sentaug.workflow import Workflow
 
@@ -171,5 +172,9 @@ def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg,
     assert time["mean"] == 12.0 and time["ci_half_width"] == pytest.approx(t2 * 2 / math.sqrt(3), abs=1e-4)
     md = out.with_suffix(".md").read_text()
     assert "| SDA | 74.17 ± 8.08<br>Δ +1.17 ± 1.90 (paper +1.33) |" in md
+    # the report page renders the records read back from the CSV, where a missing Δ or gain is NaN: blank
+    html = leaderboard_html(csv.where(csv.notna(), None).to_dict("records"))
+    # SimCSE STS 70, 72, 77: mean 73, s^2 = (9 + 1 + 16) / 2 = 13; its own row has no Δ
+    assert "nan" not in html.lower() and "<td>SimCSE</td><td>73.00 ± 8.96</td>" in html
     assert (tmp_path / "figures" / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
     assert r"\pm" in out.read_text()
