@@ -102,15 +102,10 @@ def _pm(mean, half, digits=2) -> str:
     return f"{mean:.{digits}f}" + (f" ± {half:.{digits}f}" if half is not None else "")
 
 
-def _given(x) -> bool:
-    """A number is there: neither None nor NaN (a missing CSV cell, a paper that reports no gain)."""
-    return x is not None and x == x
-
-
 def _signed(mean, half) -> str:
-    if not _given(mean):
+    if mean is None:
         return ""
-    return f"{mean:+.2f}" + (f" ± {half:.2f}" if _given(half) else "")
+    return f"{mean:+.2f}" + (f" ± {half:.2f}" if half is not None else "")
 
 
 def caption(spec: dict, scale: str, meta: dict) -> str:
@@ -147,8 +142,8 @@ def _table_cells(records: list[dict]) -> tuple[list[str], list[tuple[str, list[s
         second = []
         for c in columns:
             r = cells[c]
-            text = f"Δ {_signed(r['diff'], r['diff_ci_half_width'])}" if _given(r["diff"]) else ""
-            if _given(r["reported_gain"]):
+            text = f"Δ {_signed(r['diff'], r['diff_ci_half_width'])}" if r["diff"] is not None else ""
+            if r["reported_gain"] is not None:
                 text += f" (paper {r['reported_gain']:+.2f})"
             second.append(text.strip())
         rows.append((label, first, second))
@@ -201,7 +196,7 @@ def draw(records: list[dict], spec: dict, scale: str, meta: dict, out: Path) -> 
             if value is None:
                 continue
             ax.errorbar(value, y, xerr=half if half is not None else None, fmt="o", color="C0", capsize=3)
-            if _given(r["reported_gain"]):
+            if r["reported_gain"] is not None:
                 ax.plot(r["reported_gain"], y, "x", color="C3", markersize=8)
         if not time:
             ax.axvline(0, color="black", linestyle="--", linewidth=1)

@@ -74,9 +74,11 @@ def paper_table_html(frame) -> str:
 
 
 def leaderboard_html(records: list[dict]) -> str:
+    """The board from its CSV's records: a missing cell (no Δ for the baseline, no reported gain) is NaN there
+    and None in the renderer's records."""
     from .leaderboard import _table_cells
 
-    columns, rows = _table_cells(records)
+    columns, rows = _table_cells([{k: None if v != v else v for k, v in r.items()} for r in records])
     out = ["<table><tr><th>Method</th>" + "".join(f"<th>{_e(c)}</th>" for c in columns) + "</tr>"]
     for label, first, second in rows:
         out.append(f"<tr><td>{_e(label)}</td>" + "".join(
@@ -176,7 +178,7 @@ def render_page(kind: str, name: str, out: str, scale: str, inputs: str, spec_fi
         if kind == "table":
             body.append(paper_table_html(frame))
         elif kind == "leaderboard":
-            body.insert(2, leaderboard_html(frame.where(frame.notna(), None).to_dict("records")))
+            body.insert(2, leaderboard_html(frame.to_dict("records")))
         elif kind == "census":
             body.append(csv_html(frame, limit=1000))
         body.append(f"<details><summary>Numbers behind this {title.lower()} ({Path(csv).name}, {len(frame)} rows)"
