@@ -267,3 +267,20 @@ def test_minilm_stsb_matches_mteb(minilm_both):
     assert ours["STSBenchmark"] == pytest.approx(82.03, abs=0.01)  # MTEB's all-MiniLM-L6-v2 STSBenchmark
     assert ours["details"]["STS13"]["topics"].keys() == {"FNWN", "headlines", "OnWN"}
     assert sum(t["n"] for t in ours["details"]["STS16"]["topics"].values()) == 1186
+
+
+def test_rank_correlations_equal_scipy():
+    """Our Spearman / Pearson (numpy, no scipy.stats import at start-up) against scipy's on the same inputs:
+    ties of every size (gold scores in 0.2 steps, cosines rounded), reversed order, a constant side."""
+    from scipy.stats import pearsonr, rankdata, spearmanr
+
+    rng = np.random.default_rng(0)
+    gold = rng.integers(0, 26, 500) / 5.0                   # 26 values over 500 pairs: many ties
+    cos = np.round(0.3 * gold + rng.normal(0, 1, 500), 1)   # ties on this side too
+    assert np.array_equal(sts.average_ranks(gold), rankdata(gold))
+    assert sts.spearman(cos, gold) == pytest.approx(spearmanr(cos, gold)[0], abs=1e-12)
+    assert sts.pearson(cos, gold) == pytest.approx(pearsonr(cos, gold)[0], abs=1e-12)
+    assert sts.spearman(-gold, gold) == pytest.approx(-1.0)
+    assert np.isnan(sts.spearman(np.ones(5), np.arange(5.0))) and np.isnan(sts.pearson(np.arange(5.0), np.ones(5)))
+    # by hand: ranks of (3, 1, 3, 2) are (3.5, 1, 3.5, 2)
+    assert sts.average_ranks(np.array([3, 1, 3, 2])).tolist() == [3.5, 1.0, 3.5, 2.0]
