@@ -2,6 +2,8 @@
 """Workflow budgets (issue 10), measured on purpose, never in the tests:
 
   dry run   `snakemake -n` over the whole paper-scale DAG (every declared table and figure): at most 10 s.
+            Measured twice: as this machine is, and with SLURM's controller probe answered at once (see
+            failing_scontrol: a stopped SLURM costs every Snakemake start 10 s).
   demo      `make demo` from an empty results/ on 2 cores: every table within 30 min; tables, figures and
             whatever else `rule all` builds within 40 min.
 
@@ -33,8 +35,11 @@ TABLES_BUDGET_S = 30 * 60
 ALL_BUDGET_S = 40 * 60
 
 
-def snakemake(args: list[str], results: str, config: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+def snakemake(args: list[str], results: str, config: tuple[str, ...] = (),
+              path_first: str | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
+    if path_first:
+        env["PATH"] = path_first + os.pathsep + env.get("PATH", "")
     cmd = [sys.executable, "-m", "snakemake", *args, "--config", f"results={results}", *config]
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
 
@@ -44,11 +49,24 @@ def job_count(stdout: str) -> int:
     return int(m[1]) if m else 0
 
 
-def dry_run(repeats: int, results: str) -> dict:
+def failing_scontrol(folder: str) -> str:
+    """A folder holding an `scontrol` that fails at once. The SLURM executor plugin runs `scontrol show config`
+    when Snakemake imports it (every run, any executor); where SLURM's client is installed but no controller
+    answers (this machine with its one-node cluster stopped) that call waits out its 10 s timeout. Put first
+    on PATH, the stub gives the plugin the answer it gets quickly on a workstation without SLURM (no scontrol)
+    or a cluster whose controller is up."""
+    stub = Path(folder) / "scontrol"
+    stub.write_text("#!/bin/sh\nexit 1\n")
+    stub.chmod(0o755)
+    return folder
+
+
+def dry_run(repeats: int, results: str, path_first: str | None = None) -> dict:
     times, jobs = [], 0
     for _ in range(repeats):
         start = time.perf_counter()
-        run = snakemake(["-n", "--quiet", "rules", "--nolock"], results, config=("scale=paper",))
+        run = snakemake(["-n", "--quiet", "rules", "--nolock"], results, config=("scale=paper",),
+                        path_first=path_first)
         times.append(time.perf_counter() - start)
         if run.returncode != 0:
             raise SystemExit(run.stdout[-2000:] + run.stderr[-2000:])
@@ -113,7 +131,11 @@ def main(argv=None):
     if a.dry_run:
         with tempfile.TemporaryDirectory(prefix="sentaug-dry-") as tmp:
             records.append(dry_run(a.repeats, a.results or tmp))
-        print(json.dumps(records[-1]))
+            print(json.dumps(records[-1]))
+            with tempfile.TemporaryDirectory(prefix="sentaug-stub-") as stub:
+                records.append({**dry_run(a.repeats, a.results or tmp, path_first=failing_scontrol(stub)),
+                                "what": "paper-scale dry run, SLURM's controller probe answered at once"})
+            print(json.dumps(records[-1]))
     if a.demo:
         results = a.results or tempfile.mkdtemp(prefix="sentaug-demo-")
         records.append(demo_build(a.cores, a.targets, results))

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from sentaug.models.tokens import parse_token_key, token_key
 from sentaug.report.pages import page_caption, rst_escape
-from sentaug.workflow import SUITES, Workflow, code_files, data_folders, export_job_environment
+from sentaug.workflow import (SUITES, Workflow, code_files, data_folders, drop_local_job_rate_limit,
+                              export_job_environment)
 
 SRC = Path(workflow.basedir) / "src"
 export_job_environment(SRC, sys.executable)   # jobs import this checkout's src with this interpreter
@@ -61,6 +62,10 @@ def suite_code(suite):
     files = code(f"evaluate/{suite}.py", "evaluate/embeddings.py", "evaluate/logreg.py", f"data/{suite}.py",
                  "models/encoder.py", "models/poolers.py", "models/tokens.py", *extra)
     return [f for f in files if Path(f).exists()]
+
+
+onstart:
+    drop_local_job_rate_limit(workflow)   # its timers multiply the scheduler's passes (see there)
 
 
 wildcard_constraints:
