@@ -47,6 +47,11 @@ def code(*modules):
     return code_files(SRC, *modules)
 
 
+# The modules of the STS evaluation (rules/evaluate.smk), as inputs.
+STS_CODE = code("evaluate/sts.py", "evaluate/correlation.py", "data/senteval.py", "models/encoder.py",
+                "models/poolers.py", "models/tokens.py")
+
+
 def run_spec(w):
     return W.run_spec(w.paper, w.backbone, w.method, w.seed)
 
@@ -58,7 +63,8 @@ SUITE_ARGS = {suite: W.suite_args(suite) for suite in SUITES}
 
 def suite_code(suite):
     """The modules a suite runs (those that exist: suites differ in layout), as inputs."""
-    extra = {"nli": ["data/triplets.py", "evaluate/analysis.py"], "cola": ["data/glue.py"]}.get(suite, [])
+    extra = {"nli": ["data/triplets.py", "evaluate/analysis.py"], "cola": ["data/glue.py"],
+             "glue": ["evaluate/correlation.py"], "cnsd": ["evaluate/sts.py", "evaluate/correlation.py"]}.get(suite, [])
     files = code(f"evaluate/{suite}.py", "evaluate/embeddings.py", "evaluate/logreg.py", f"data/{suite}.py",
                  "models/encoder.py", "models/poolers.py", "models/tokens.py", *extra)
     return [f for f in files if Path(f).exists()]

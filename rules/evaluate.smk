@@ -6,7 +6,7 @@ rule evaluate_run:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
         sts=f"{data_root()}/sts",
         sick=f"{data_root()}/sick",
-        code=code("evaluate/sts.py", "data/senteval.py", "models/encoder.py", "models/poolers.py", "models/tokens.py"),
+        code=STS_CODE,
     output:
         f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts.json",
     params:
@@ -31,7 +31,7 @@ rule evaluate_run_pooler:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
         sts=f"{data_root()}/sts",
         sick=f"{data_root()}/sick",
-        code=code("evaluate/sts.py", "data/senteval.py", "models/encoder.py", "models/poolers.py", "models/tokens.py"),
+        code=STS_CODE,
     output:
         f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts.{{pooler}}.json",
     params:
@@ -54,7 +54,7 @@ rule evaluate_pretrained:
         model=lambda w: backbone_dir(w.backbone),
         sts=f"{R}/data/{{origin}}/sts",
         sick=f"{R}/data/{{origin}}/sick",
-        code=code("evaluate/sts.py", "data/senteval.py", "models/encoder.py", "models/poolers.py", "models/tokens.py"),
+        code=STS_CODE,
     output:
         f"{R}/eval/pretrained/{{origin}}/{{backbone}}/{{pooler}}.json",
     params:
@@ -129,7 +129,7 @@ rule evaluate_run_lowercase:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
         sts=f"{data_root()}/sts",
         sick=f"{data_root()}/sick",
-        code=code("evaluate/sts.py", "data/senteval.py", "models/encoder.py", "models/poolers.py"),
+        code=STS_CODE,
     output:
         f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts_lowercase.json",
     params:

@@ -97,7 +97,8 @@ rule train:
         backbone=lambda w: backbone_dir(w.backbone),
         dev=lambda w: W.dev_data(run_spec(w)),   # STS-B dev (CNSD dev for a Chinese backbone)
         code=code("train", "objectives", "models/encoder.py", "models/heads.py", "models/poolers.py",
-                  "models/tokens.py", "evaluate/sts.py", "data/senteval.py", "index/sampling.py"),
+                  "models/tokens.py", "evaluate/sts.py", "evaluate/correlation.py", "data/senteval.py",
+                  "index/sampling.py"),
     output:
         directory(f"{R}/runs/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}"),
     params:

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..data.glue import ALIASES, TASKS, GlueSplit, GlueTask, task_dir, task_spec  # noqa: F401  (re-exported)
 from ..data.glue import read_glue as read_task_split
+from .correlation import pearson, spearman  # noqa: F401  (re-exported)
 
 
 def split_path(data_dir: str | os.PathLike, task: str, split: str) -> Path:
@@ -71,32 +72,6 @@ def matthews(preds, labels) -> float:
     fn = float(np.sum((preds != 1) & (labels == 1)))
     denom = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
     return 0.0 if denom == 0 else (tp * tn - fp * fn) / denom
-
-
-def _rank(x: np.ndarray) -> np.ndarray:
-    """Average ranks (ties share the mean of their positions), 1-based."""
-    order = np.argsort(x, kind="mergesort")
-    ranks = np.empty(len(x), dtype=np.float64)
-    sx = x[order]
-    i = 0
-    while i < len(x):
-        j = i
-        while j + 1 < len(x) and sx[j + 1] == sx[i]:
-            j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2.0 + 1.0
-        i = j + 1
-    return ranks
-
-
-def pearson(x, y) -> float:
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    xc, yc = x - x.mean(), y - y.mean()
-    denom = math.sqrt(float(xc @ xc) * float(yc @ yc))
-    return float("nan") if denom == 0 else float(xc @ yc) / denom
-
-
-def spearman(x, y) -> float:
-    return pearson(_rank(np.asarray(x, dtype=np.float64)), _rank(np.asarray(y, dtype=np.float64)))
 
 
 def glue_metric(task: str, preds, labels) -> dict[str, float]:
