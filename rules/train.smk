@@ -96,9 +96,8 @@ rule train:
         tokens=_tokens,
         backbone=lambda w: backbone_dir(w.backbone),
         dev=lambda w: W.dev_data(run_spec(w)),   # STS-B dev (CNSD dev for a Chinese backbone)
-        code=code("train", "objectives", "models/encoder.py", "models/heads.py", "models/poolers.py",
-                  "models/tokens.py", "evaluate/sts.py", "evaluate/correlation.py", "data/senteval.py",
-                  "index/sampling.py"),
+        # the trainer's own modules and those of the STS-B dev scoring it selects checkpoints with
+        code=code("train", "objectives", "models/heads.py", "index/sampling.py") + STS_CODE,
     output:
         directory(f"{R}/runs/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}"),
     params:
