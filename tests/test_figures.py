@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import sentaug.config as sc
-from sentaug.report.figures import canonical_method, render_figure
+from sentaug.report.figures import _draw_sweep, _panel_legend, canonical_method, render_figure
 from sentaug.workflow import Workflow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -170,6 +170,46 @@ def test_sda_figure2_demo_runs_are_the_declared_variants():
     assert spec["positive"] == {"source": "cache", "augmentation": "sda_pi", "proportion": 0.5,
                                 "op": "punctuation_insertion"}
     assert wf.run_spec("shared", "tiny-roberta", "simcse~train.dropout=0.0", 1)["dropout"] == 0.0
+
+
+def _sweep_layout(twin: bool):
+    """Draw a below-paper-scale sweep (the paper's value written beside our rightmost point) and its legend;
+    return the rendered window extents of the frame, the x label, the legend and the annotation."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panel = {"x": {"label": "p"}, "y": {"label": "STS avg", "metric": "sts.avg"}}
+    if twin:
+        panel["y2"] = {"label": "seconds", "metric": "train.train_seconds"}
+    records = [{"series": "S", "x": x, "metric": m, "mean": v, "sd": 0.5, "paper": paper, "scale": "small"}
+               for x, paper in ((0.05, None), (0.3, 77.5))
+               for m, v in (("sts.avg", 36.0 + x), ("train.train_seconds", 100.0 + 10 * x))]
+    records.append({"series": "SimCSE", "x": None, "metric": "sts.avg", "mean": 36.0, "sd": 0.0, "paper": 77.0,
+                    "scale": "small", "baseline": True})
+    fig, ax = plt.subplots(figsize=(5.5, 4.2))
+    _draw_sweep(ax, panel, records)
+    _panel_legend(fig, ax)
+    fig.tight_layout()
+    fig.canvas.draw()
+    note = [t for a in fig.axes for t in a.texts if t.get_text() == "paper 77.5"]
+    extents = (ax.get_window_extent(), ax.xaxis.label.get_window_extent(), ax.get_legend().get_window_extent(),
+               note[0].get_window_extent())
+    plt.close(fig)
+    return extents
+
+
+def test_twin_axis_legend_sits_below_the_x_label_and_the_last_annotation_inside_the_frame():
+    frame, xlabel, legend, note = _sweep_layout(twin=True)
+    # the second y axis would draw its lines over a legend inside the frame; below it nothing covers it
+    assert legend.y1 <= xlabel.y0 <= frame.y0
+    # the rightmost point's "paper" text turns left instead of running into the second axis' tick labels
+    assert frame.x0 <= note.x0 and note.x1 <= frame.x1
+    # a single-axis panel keeps its legend inside the frame
+    frame, _, legend, note = _sweep_layout(twin=False)
+    assert frame.x0 <= legend.x0 and legend.x1 <= frame.x1 and frame.y0 <= legend.y0 and legend.y1 <= frame.y1
+    assert note.x1 <= frame.x1
 
 
 TOKEN_PAPER = """

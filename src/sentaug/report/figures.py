@@ -146,13 +146,16 @@ def _paper_on_axis(records: list[dict]) -> bool:
     return bool(records) and records[0].get("scale", "paper") == "paper"
 
 
-def _annotate_paper(ax, x, y_ours, value, colour) -> None:
-    ax.annotate(f"paper {value:g}", (x, y_ours), textcoords="offset points", xytext=(4, 6), fontsize=6,
-                color=colour)
+def _annotate_paper(ax, x, y_ours, value, colour, leftward: bool = False) -> None:
+    """Write the paper's value beside our point; `leftward` for the rightmost point, whose text would
+    otherwise run into the frame (or a second axis' tick labels)."""
+    ax.annotate(f"paper {value:g}", (x, y_ours), textcoords="offset points", xytext=(-4 if leftward else 4, 6),
+                fontsize=6, color=colour, ha="right" if leftward else "left")
 
 
 def _draw_sweep(ax, panel: dict, records: list[dict]) -> None:
     on_axis = _paper_on_axis(records)
+    last_x = max((r["x"] for r in records if r["x"] is not None), default=None)
     y_metrics = _metrics(panel["y"])
     axes = [(ax, y_metrics, panel["y"]["label"], "-", "o")]
     if "y2" in panel:
@@ -172,7 +175,7 @@ def _draw_sweep(ax, panel: dict, records: list[dict]) -> None:
                 target.plot([r["x"] for r in reported], [r["paper"] for r in reported], "x", color=colour,
                             markersize=9, label=f"{series} (paper)")
             for r in reported if not on_axis else []:
-                _annotate_paper(target, r["x"], r["mean"], r["paper"], colour)
+                _annotate_paper(target, r["x"], r["mean"], r["paper"], colour, leftward=r["x"] == last_x)
         for r in records:
             if r.get("baseline") and r["metric"] in metrics:
                 target.axhline(r["mean"], linestyle="--", color="dimgrey" if second else "black", linewidth=1,
@@ -359,14 +362,8 @@ def render_figure(paper_file: str, figure: str, inputs: str, out: str, scale: st
     for i, (ax, panel) in enumerate(zip(grid.flat, panels)):
         PANEL_KINDS[panel["kind"]][1](ax, panel, [r for r in records if r["panel"] == i])
         ax.set_title(panel.get("title", ""))
-        handles, labels = [], []
-        for a in fig.axes:
-            if a is ax or a.get_shared_x_axes().joined(a, ax):
-                h, lab = a.get_legend_handles_labels()
-                handles += h
-                labels += lab
-        if handles and ax.get_legend() is None:     # a kind may place its own legend
-            ax.legend(handles, labels, fontsize=7)
+        if ax.get_legend() is None:     # a kind may place its own legend
+            _panel_legend(fig, ax)
     text = caption(paper, figure, scale, meta)
     lines = _wrap(text, int(18 * width * ncols))
     fig.text(0.01, 0.005, "\n".join(lines), fontsize=7, va="bottom")
@@ -382,6 +379,23 @@ def render_figure(paper_file: str, figure: str, inputs: str, out: str, scale: st
     plt.close(fig)
     shown = [c for c in ("panel", "series", "x", "metric", "mean", "sd", "n") if c in frame]
     print(frame[shown].head(60).to_string(index=False))
+
+
+def _panel_legend(fig, ax) -> None:
+    """One legend for a panel and its twin axes. A second y axis is drawn over anything inside the frame, so
+    a twin-axis panel's legend goes below it."""
+    twins = [a for a in fig.axes if a is ax or a.get_shared_x_axes().joined(a, ax)]
+    handles, labels = [], []
+    for a in twins:
+        h, lab = a.get_legend_handles_labels()
+        handles += h
+        labels += lab
+    if not handles:
+        return
+    if len(twins) > 1:
+        ax.legend(handles, labels, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.24), ncol=2)
+    else:
+        ax.legend(handles, labels, fontsize=7)
 
 
 def _wrap(text: str, width: int) -> list[str]:
