@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # One-step setup: a virtual environment in .venv with sentaug and everything the workflow runs.
-#   scripts/setup.sh            (CPU machine: installs the CPU build of torch, never the CUDA one)
-#   SENTAUG_TORCH=cuda scripts/setup.sh   (GPU node: let pip pick the CUDA build)
+#   scripts/setup.sh     (torch pinned to one version: see below for which build a machine gets)
 # Offline-friendly: needs only the package registries (PyPI, and Debian's apt for WordNet later).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,16 +9,10 @@ TORCH_VERSION=2.13.0
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
-if ! python -c "import torch" 2>/dev/null; then
-  if [ "${SENTAUG_TORCH:-cpu}" = cpu ]; then
-    # An exact pin: on this kind of machine pip takes the CPU wheel already on disk; elsewhere add
-    #   PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu
-    # A bare `torch` requirement would pull several GB of CUDA packages.
-    python -m pip install -q "torch==${TORCH_VERSION}"
-  else
-    python -m pip install -q "torch==${TORCH_VERSION}"
-  fi
-fi
+# An exact pin: on a CPU machine of this kind pip takes the CPU wheel already on disk (elsewhere add
+#   PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu), on a GPU node PyPI's default CUDA build.
+# A bare `torch` requirement would pull several GB of CUDA packages onto a CPU machine.
+python -c "import torch" 2>/dev/null || python -m pip install -q "torch==${TORCH_VERSION}"
 # constraints.txt pins what was tested; torch stays at the build installed above.
 python -m pip install -q -c constraints.txt -e ".[dev,offline-models]"
 # WordNet 3.0 for nltk (Debian packages -> nltk_data/); only WordNet-based augmentations need it, and they

@@ -8,7 +8,13 @@ import pandas as pd
 import pytest
 
 import sentaug.config as sc
-from sentaug.report.figures import _draw_sweep, _panel_legend, canonical_method, render_figure
+from sentaug.report.figures import (
+    _draw_sweep,
+    _panel_legend,
+    _separate_paper_notes,
+    canonical_method,
+    render_figure,
+)
 from sentaug.workflow import Workflow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -210,6 +216,45 @@ def test_twin_axis_legend_sits_below_the_x_label_and_the_last_annotation_inside_
     frame, _, legend, note = _sweep_layout(twin=False)
     assert frame.x0 <= legend.x0 and legend.x1 <= frame.x1 and frame.y0 <= legend.y0 and legend.y1 <= frame.y1
     assert note.x1 <= frame.x1
+
+
+def test_paper_values_of_series_that_meet_at_one_x_are_stacked_not_printed_over_each_other():
+    """SDA figure 2 (b) at small scale: four series within 0.9 points of each other at dropout 0.1, each
+    with the paper's value written beside it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panel = {"x": {"label": "dropout"}, "y": {"label": "STS avg", "metric": "sts.avg"}}
+    at_01 = {"PI": (36.56, 77.90), "AA": (37.20, 78.16), "DN": (36.71, 77.78), "SimCSE": (36.38, 76.57)}
+    records = [{"series": s, "x": x, "metric": "sts.avg", "sd": 0.3,
+                "mean": {0.0: 37.0, 0.1: mean, 0.2: 41.3}[x],
+                "paper": paper if x == 0.1 else None, "scale": "small"}
+               for s, (mean, paper) in at_01.items() for x in (0.0, 0.1, 0.2)]
+    fig, ax = plt.subplots(figsize=(5.5, 3.2))     # the height a panel keeps above SDA figure 2's caption
+    _draw_sweep(ax, panel, records)
+    _panel_legend(fig, ax)
+    fig.tight_layout()
+    fig.canvas.draw()
+    notes = {t.get_text(): t for t in ax.texts}
+    assert sorted(notes) == ["paper 76.57", "paper 77.78", "paper 77.9", "paper 78.16"]
+    before = {k: t.get_window_extent() for k, t in notes.items()}
+    # the case being mended: drawn where their points are, the notes print over each other
+    assert before["paper 77.9"].overlaps(before["paper 77.78"]) and before["paper 77.9"].overlaps(before["paper 76.57"])
+    _separate_paper_notes(fig)
+    after = {k: t.get_window_extent() for k, t in notes.items()}
+    plt.close(fig)
+    boxes = list(after.values())
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    # only lifted: same x, the lowest (SimCSE's, at 36.38) stays beside its point, the others keep their order
+    assert all(after[k].x0 == before[k].x0 and after[k].y0 >= before[k].y0 for k in notes)
+    assert after["paper 76.57"].y0 == before["paper 76.57"].y0
+    assert after["paper 76.57"].y0 < after["paper 77.9"].y0 < after["paper 77.78"].y0 < after["paper 78.16"].y0
+    # and no further than it takes: a lifted note sits 1 px above the top of the note it cleared
+    for k in notes:
+        assert after[k].y0 == before[k].y0 or any(abs(after[k].y0 - after[o].y1 - 1) < 1e-6 for o in notes)
+    assert after["paper 77.9"].y0 > before["paper 77.9"].y0
 
 
 TOKEN_PAPER = """

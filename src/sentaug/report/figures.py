@@ -141,6 +141,9 @@ def bar_points(wf, paper: str, panel: dict) -> list[dict]:
     return points
 
 
+PAPER_NOTE = "paper-note"     # gid of the texts that write the paper's values beside our points
+
+
 def _paper_on_axis(records: list[dict]) -> bool:
     """Draw the paper's values on our axis only at paper scale (below it they are written as text)."""
     return bool(records) and records[0].get("scale", "paper") == "paper"
@@ -150,7 +153,24 @@ def _annotate_paper(ax, x, y_ours, value, colour, leftward: bool = False) -> Non
     """Write the paper's value beside our point; `leftward` for the rightmost point, whose text would
     otherwise run into the frame (or a second axis' tick labels)."""
     ax.annotate(f"paper {value:g}", (x, y_ours), textcoords="offset points", xytext=(-4 if leftward else 4, 6),
-                fontsize=6, color=colour, ha="right" if leftward else "left")
+                fontsize=6, color=colour, ha="right" if leftward else "left", gid=PAPER_NOTE)
+
+
+def _separate_paper_notes(fig) -> None:
+    """Series that end up close together at one x would have their paper values printed over each other:
+    from the lowest up, lift each note just clear of every note below it that it overlaps (offsets are in
+    points, so the layout holds at any dpi). Call once the layout is final."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    notes = [t for a in fig.axes for t in a.texts if t.get_gid() == PAPER_NOTE]
+    placed = []
+    for note in sorted(notes, key=lambda t: t.get_window_extent(renderer).y0):
+        box = note.get_window_extent(renderer)
+        while blocking := [b for b in placed if box.overlaps(b)]:
+            dx, dy = note.xyann
+            note.xyann = (dx, dy + (max(b.y1 for b in blocking) - box.y0 + 1) * 72 / fig.dpi)
+            box = note.get_window_extent(renderer)
+        placed.append(box)
 
 
 def _draw_sweep(ax, panel: dict, records: list[dict]) -> None:
@@ -186,7 +206,7 @@ def _draw_sweep(ax, panel: dict, records: list[dict]) -> None:
                 elif r["paper"] is not None:
                     target.annotate(f"{r['series']}: paper {r['paper']:g}", (0.01, r["mean"]),
                                     xycoords=("axes fraction", "data"), textcoords="offset points",
-                                    xytext=(0, 3), fontsize=6)
+                                    xytext=(0, 3), fontsize=6, gid=PAPER_NOTE)
         target.set_ylabel(label)
     if panel["x"].get("log"):
         ax.set_xscale("log", base=panel["x"]["log"])
@@ -368,6 +388,7 @@ def render_figure(paper_file: str, figure: str, inputs: str, out: str, scale: st
     lines = _wrap(text, int(18 * width * ncols))
     fig.text(0.01, 0.005, "\n".join(lines), fontsize=7, va="bottom")
     fig.tight_layout(rect=(0, min(0.5, (0.25 + 0.12 * len(lines)) / (height * nrows)), 1, 1))
+    _separate_paper_notes(fig)
     out = Path(out)
     frame = pd.DataFrame(records)
     with atomic_path(out.with_suffix(".csv")) as tmp:
