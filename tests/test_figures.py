@@ -178,14 +178,24 @@ def test_sda_figure2_demo_runs_are_the_declared_variants():
     assert wf.run_spec("shared", "tiny-roberta", "simcse~train.dropout=0.0", 1)["dropout"] == 0.0
 
 
-def _sweep_layout(twin: bool):
-    """Draw a below-paper-scale sweep (the paper's value written beside our rightmost point) and its legend;
-    return the rendered window extents of the frame, the x label, the legend and the annotation."""
+def _drawn_sweep(panel: dict, records: list[dict], height: float = 4.2):
+    """A sweep panel drawn with its legend and laid out as render_figure lays it out; returns (plt, fig, ax)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    fig, ax = plt.subplots(figsize=(5.5, height))
+    _draw_sweep(ax, panel, records)
+    _panel_legend(fig, ax)
+    fig.tight_layout()
+    fig.canvas.draw()
+    return plt, fig, ax
+
+
+def _sweep_layout(twin: bool):
+    """Draw a below-paper-scale sweep (the paper's value written beside our rightmost point) and its legend;
+    return the rendered window extents of the frame, the x label, the legend and the annotation."""
     panel = {"x": {"label": "p"}, "y": {"label": "STS avg", "metric": "sts.avg"}}
     if twin:
         panel["y2"] = {"label": "seconds", "metric": "train.train_seconds"}
@@ -194,11 +204,7 @@ def _sweep_layout(twin: bool):
                for m, v in (("sts.avg", 36.0 + x), ("train.train_seconds", 100.0 + 10 * x))]
     records.append({"series": "SimCSE", "x": None, "metric": "sts.avg", "mean": 36.0, "sd": 0.0, "paper": 77.0,
                     "scale": "small", "baseline": True})
-    fig, ax = plt.subplots(figsize=(5.5, 4.2))
-    _draw_sweep(ax, panel, records)
-    _panel_legend(fig, ax)
-    fig.tight_layout()
-    fig.canvas.draw()
+    plt, fig, ax = _drawn_sweep(panel, records)
     note = [t for a in fig.axes for t in a.texts if t.get_text() == "paper 77.5"]
     extents = (ax.get_window_extent(), ax.xaxis.label.get_window_extent(), ax.get_legend().get_window_extent(),
                note[0].get_window_extent())
@@ -221,22 +227,13 @@ def test_twin_axis_legend_sits_below_the_x_label_and_the_last_annotation_inside_
 def test_paper_values_of_series_that_meet_at_one_x_are_stacked_not_printed_over_each_other():
     """SDA figure 2 (b) at small scale: four series within 0.9 points of each other at dropout 0.1, each
     with the paper's value written beside it."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     panel = {"x": {"label": "dropout"}, "y": {"label": "STS avg", "metric": "sts.avg"}}
     at_01 = {"PI": (36.56, 77.90), "AA": (37.20, 78.16), "DN": (36.71, 77.78), "SimCSE": (36.38, 76.57)}
     records = [{"series": s, "x": x, "metric": "sts.avg", "sd": 0.3,
                 "mean": {0.0: 37.0, 0.1: mean, 0.2: 41.3}[x],
                 "paper": paper if x == 0.1 else None, "scale": "small"}
                for s, (mean, paper) in at_01.items() for x in (0.0, 0.1, 0.2)]
-    fig, ax = plt.subplots(figsize=(5.5, 3.2))     # the height a panel keeps above SDA figure 2's caption
-    _draw_sweep(ax, panel, records)
-    _panel_legend(fig, ax)
-    fig.tight_layout()
-    fig.canvas.draw()
+    plt, fig, ax = _drawn_sweep(panel, records, height=3.2)   # the height a panel keeps above F2's caption
     notes = {t.get_text(): t for t in ax.texts}
     assert sorted(notes) == ["paper 76.57", "paper 77.78", "paper 77.9", "paper 78.16"]
     before = {k: t.get_window_extent() for k, t in notes.items()}

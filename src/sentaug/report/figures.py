@@ -162,10 +162,9 @@ def _separate_paper_notes(fig) -> None:
     points, so the layout holds at any dpi). Call once the layout is final."""
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    notes = [t for a in fig.axes for t in a.texts if t.get_gid() == PAPER_NOTE]
+    notes = [(t, t.get_window_extent(renderer)) for a in fig.axes for t in a.texts if t.get_gid() == PAPER_NOTE]
     placed = []
-    for note in sorted(notes, key=lambda t: t.get_window_extent(renderer).y0):
-        box = note.get_window_extent(renderer)
+    for note, box in sorted(notes, key=lambda pair: pair[1].y0):
         while blocking := [b for b in placed if box.overlaps(b)]:
             dx, dy = note.xyann
             note.xyann = (dx, dy + (max(b.y1 for b in blocking) - box.y0 + 1) * 72 / fig.dpi)
