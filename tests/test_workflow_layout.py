@@ -142,6 +142,11 @@ def test_lowercase_rows_and_stand_ins_of_the_large_backbones(cfg):
     assert rows["3"] == [f"{ev}/simcse~train.lowercase=true/seed{s}/sts_lowercase.json" for s in (1, 2)]
     spec = sc.train_spec(cfg, None, "roberta-large", "simcse~train.lowercase=true", 1, scale="demo")
     assert spec["lowercase"] is True and spec["backbone"] == "tiny-roberta"
+    # each table's caption names only the stand-ins of the backbones its rows use
+    assert wf.table_meta("cards", "table4")["stand_ins"] == {"roberta-large": "tiny-roberta"}
+    assert wf.table_meta("sda", "table4")["stand_ins"] == {"bert-base-uncased": "tiny-bert",
+                                                           "roberta-base": "tiny-roberta"}
+    assert len(wf.table_meta("sda", "table2")["stand_ins"]) == 6          # rows name no backbone: all are listed
     # at paper scale RoBERTa-large is itself, with CARDS's recipe for it
     paper = at_scale(cfg, "paper")
     assert paper.run_spec("cards", "roberta-large", "simcse", 42)["learning_rate"] == 7.5e-6
