@@ -338,15 +338,17 @@ class Workflow:
     def table_meta(self, paper: str | None = None, table: str | None = None) -> dict:
         meta = {"stand_ins": self.S["backbones"], "corpus": self.corpus, "seeds": len(self.seeds)}
         if paper is not None and table is not None:
+            spec = self.papers[paper]["tables"][table]
             # A table's caption names the stand-ins of the backbones its rows use, not every one of the scale.
-            named = {row["backbone"] for row in sc.iter_rows(self.papers[paper]["tables"][table]) if "backbone" in row}
+            named = {row["backbone"] for row in sc.iter_rows(spec) if "backbone" in row}
             if named:
                 meta["stand_ins"] = {b: s for b, s in meta["stand_ins"].items() if b in named}
             missing = self.missing_resources(paper, table)
             if missing:
                 meta["skipped"] = missing
-            if self.papers[paper]["tables"][table]["kind"].startswith("glue") and self.glue_unbuilt_reason():
-                meta["unbuilt_reason"] = self.glue_unbuilt_reason()
+            unbuilt_reason = self.glue_unbuilt_reason() if spec["kind"].startswith("glue") else None
+            if unbuilt_reason:
+                meta["unbuilt_reason"] = unbuilt_reason
         return meta
 
     def missing_resources(self, paper: str, table: str) -> list[str]:
