@@ -166,8 +166,8 @@ def census_rows():
 LEADERBOARD_SPEC = str(Path(config.get("papers_dir", "papers")) / "leaderboard.yaml")
 
 
-def _page_meta(short):
-    return {**W.table_meta(), "short": short}
+def _page_meta(short, paper=None, table=None):
+    return {**W.table_meta(paper, table), "short": short}
 
 
 def _short(paper):

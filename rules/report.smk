@@ -202,8 +202,10 @@ rule report_table:
                category=lambda w: _short(w.paper), subcategory="Tables",
                labels=lambda w: {"output": w.table, "kind": "table", "scale": SCALE}),
     params:
-        caption=lambda w: rst_escape(page_caption("table", f"papers/{w.paper}.yaml", w.table, SCALE, W.table_meta())),
-        inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _page_meta(_short(w.paper))}),
+        caption=lambda w: rst_escape(page_caption("table", f"papers/{w.paper}.yaml", w.table, SCALE,
+                                                  W.table_meta(w.paper, w.table))),
+        inputs=lambda w, input: json.dumps({"results": list(input.results),
+                                            "meta": _page_meta(_short(w.paper), w.paper, w.table)}),
         scale=SCALE,
     log:
         f"{R}/logs/report/pages/{{paper}}/{{table}}.log",

@@ -58,6 +58,19 @@ def test_sts_table_values_and_caption(files):
     assert r"Built at scale \texttt{demo}, below paper scale (stand-in backbones: tiny-bert for bert-base-uncased" in tex
 
 
+def test_caption_says_a_table_counted_from_the_official_files_alone_compares_with_the_paper():
+    from sentaug.report.tables import scale_note
+
+    stats = {"stand_ins": {}, "corpus": None}
+    assert scale_note("'small'", {**stats, "data": "official"}) == \
+        "Built at scale 'small' from the official data files, as the paper's."
+    assert scale_note("'demo'", {**stats, "data": "demo"}) == \
+        "Built at scale 'demo', below paper scale: not comparable with the paper's numbers."
+    share = {"stand_ins": {}, "corpus": "wiki1m_head", "data": "official"}     # a corpus below paper scale
+    assert scale_note("x", share, lambda t: t.replace("_", r"\_")) == \
+        r"Built at scale x, below paper scale (corpus: wiki1m\_head): not comparable with the paper's numbers."
+
+
 def test_share_table_and_paper_scale_caption(files):
     root, p = files
     rows = {"0": [str(p["a1"]), str(p["a2"])]}

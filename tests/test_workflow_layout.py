@@ -146,7 +146,18 @@ def test_lowercase_rows_and_stand_ins_of_the_large_backbones(cfg):
     assert wf.table_meta("cards", "table4")["stand_ins"] == {"roberta-large": "tiny-roberta"}
     assert wf.table_meta("sda", "table4")["stand_ins"] == {"bert-base-uncased": "tiny-bert",
                                                            "roberta-base": "tiny-roberta"}
-    assert len(wf.table_meta("sda", "table2")["stand_ins"]) == 6          # rows name no backbone: all are listed
+    # tables whose rows name none: the stand-ins their kind reads (CARDS Table 1: RoBERTa's tokenizer; AugCSE
+    # Table 10: its columns), none for data statistics, which are counted from the files without a corpus either
+    assert wf.table_meta("cards", "table1")["stand_ins"] == {"roberta-base": "tiny-roberta"}
+    assert wf.table_meta("augcse", "table10")["stand_ins"] == {"bert-base-uncased": "tiny-bert",
+                                                               "roberta-base": "tiny-roberta"}
+    assert (wf.table_meta("sda", "table2")["stand_ins"], wf.table_meta("sda", "table2")["corpus"]) == ({}, None)
+    assert (wf.table_meta("sda", "table3")["stand_ins"], wf.table_meta("sda", "table3")["corpus"]) == \
+        ({}, "demo_corpus")                                                    # spaCy and the corpus, no model
+    # the corpus a table names is what its rows train on: AugCSE Table 2's supervised rows learn from NLI triplets
+    assert wf.table_meta("augcse", "table2")["corpus"] == "demo_corpus; NLI triplets: snli, anli_devtest"
+    assert wf.table_meta("augcse", "table14")["corpus"] == \
+        "demo_corpus; NLI triplets: snli, snli sampled to the size of anli_devtest, anli_devtest"
     # at paper scale RoBERTa-large is itself, with CARDS's recipe for it
     paper = at_scale(cfg, "paper")
     assert paper.run_spec("cards", "roberta-large", "simcse", 42)["learning_rate"] == 7.5e-6

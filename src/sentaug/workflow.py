@@ -336,20 +336,39 @@ class Workflow:
         return list(dict.fromkeys(files))
 
     def table_meta(self, paper: str | None = None, table: str | None = None) -> dict:
-        meta = {"stand_ins": self.S["backbones"], "corpus": self.corpus, "seeds": len(self.seeds)}
+        meta = {"stand_ins": self.S["backbones"], "corpus": self.corpus, "seeds": len(self.seeds),
+                "data": self.origin}
         if paper is not None and table is not None:
+            from .report.kinds import table_kind
+
             spec = self.papers[paper]["tables"][table]
-            # A table's caption names the stand-ins of the backbones its rows use, not every one of the scale.
-            named = {row["backbone"] for row in sc.iter_rows(spec) if "backbone" in row}
-            if named:
-                meta["stand_ins"] = {b: s for b, s in meta["stand_ins"].items() if b in named}
+            kind = table_kind(spec["kind"])
+            # A table's caption names what its cells were computed with, not everything of the scale: the
+            # stand-ins of the backbones it reads, and the corpora its rows' runs train on (or none).
+            named = kind.backbones(spec)
+            meta["stand_ins"] = {b: s for b, s in meta["stand_ins"].items() if b in named}
             missing = self.missing_resources(paper, table)
             if missing:
                 meta["skipped"] = missing
+            meta["corpus"] = self.rows_corpus(paper, spec) if kind.uses_corpus and not missing else None
             unbuilt_reason = self.glue_unbuilt_reason() if spec["kind"].startswith("glue") else None
             if unbuilt_reason:
                 meta["unbuilt_reason"] = unbuilt_reason
         return meta
+
+    def rows_corpus(self, paper: str, spec: dict) -> str:
+        """What a table's trained rows learn from: the scale's corpus, and the NLI triplet sets of the rows whose
+        positives are NLI pairs (AugCSE Tables 2 and 14), e.g. `wiki1m_head; NLI triplets: snli, anli_devtest`."""
+        corpora, triplets = [], []
+        for row in sc.iter_rows(spec):
+            if "method" in row and "backbone" in row:
+                run = self.train_spec(paper, row["backbone"], row["method"], self.seeds[0])
+                (triplets if run["positive"]["source"] == "nli" else corpora).append(run["corpus"])
+        parts = [", ".join(dict.fromkeys(corpora or ([] if triplets else [self.corpus])))]
+        if triplets:
+            parts.append("NLI triplets: " + ", ".join(t.replace(".as_", " sampled to the size of ")
+                                                      for t in dict.fromkeys(triplets)))
+        return "; ".join(p for p in parts if p)
 
     def missing_resources(self, paper: str, table: str) -> list[str]:
         """What a table declares it `requires` and this scale lacks offline, one message each (no quote marks:

@@ -7,6 +7,10 @@ A table in papers/<paper>.yaml names its `kind`; a kind is two functions:
                                     different files
     value(result, column, row)  -> float                   (one cell from one result file)
 
+A kind also says what its cells were computed with, for the caption: `backbones(table)`, the paper backbones
+whose stand-ins it reads (by default the ones its rows or blocks name), and `uses_corpus`, whether the training
+corpus bears on it (data statistics counted from the evaluation files bear on neither).
+
 The report averages a cell over the row's files (mean ± sd over seeds). Adding a kind of table is one entry
 in KINDS. A downstream suite's name (transfer, clustering, intent, glue, analysis) is a kind too: its rows
 are trained runs (`method:`) or pre-trained backbones (`pretrained: <pooler>`), its cells keys of the
@@ -21,12 +25,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ..config import iter_rows
+
+
+def row_backbones(table: dict) -> set[str]:
+    """The paper backbones a table's rows (or blocks) name."""
+    return {row["backbone"] for row in iter_rows(table) if "backbone" in row}
+
+
+def no_backbone(table: dict) -> set[str]:
+    return set()
+
 
 @dataclass(frozen=True)
 class TableKind:
     inputs: Callable
     value: Callable
     cells: Callable | None = None
+    backbones: Callable[[dict], set[str]] = row_backbones
+    uses_corpus: bool = True
 
     def row_cells(self, result: dict, columns: list[str], row: dict) -> dict:
         if self.cells is not None:
@@ -164,11 +181,13 @@ KINDS: dict[str, TableKind] = {
     "sts": TableKind(_sts_inputs, json_key),
     # SDA Table 3: share of corpus lines an augmentation changed (the cache's stats JSON, per seed); a row may
     # name one augmentation per column (SDA Table 3: the paper's algorithm, the authors' released code)
-    "augmentation_share": TableKind(_share_inputs, lambda result, column, row: result["share_changed"]),
+    "augmentation_share": TableKind(_share_inputs, lambda result, column, row: result["share_changed"],
+                                    backbones=no_backbone),
     # CARDS Table 1: % of switched words per effect/direction (sentaug.augment.cards.tokenization_effects)
     "tokenization_effects": TableKind(
         lambda wf, paper, row: [wf.tokenization_effects_file()],
-        lambda result, column, row: result["percent"][row["effect"]]),
+        lambda result, column, row: result["percent"][row["effect"]],
+        backbones=lambda table: {"roberta-base"}),
     **{suite: _suite_kind(suite) for suite in ("transfer", "clustering", "intent", "analysis", "cnsd",
                                                "nli", "cola")},
     # GLUE dev after fine-tuning (CLEAR Tables 1 and 3: GLUE's metrics; CARDS Table 6: its own)
@@ -177,11 +196,13 @@ KINDS: dict[str, TableKind] = {
     # SDA Table 2: pairs per split of each STS task (`sentaug data-stats sts`); a row is a split
     "data_stats_sts": TableKind(
         lambda wf, paper, row: [wf.data_stats_file("sts")],
-        lambda result, column, row: result[column][row["split"]]),
+        lambda result, column, row: result[column][row["split"]],
+        backbones=no_backbone, uses_corpus=False),
     # VaSCL Table 4: N, mean words, classes, imbalance of each clustering set (`sentaug data-stats clustering`)
     "data_stats_clustering": TableKind(
         lambda wf, paper, row: [wf.data_stats_file("clustering")],
-        lambda result, column, row: result[row["dataset"]][column]),
+        lambda result, column, row: result[row["dataset"]][column],
+        backbones=no_backbone, uses_corpus=False),
     # cells from several results of a row's run: columns `<result>.<key>` (sts.avg, transfer.avg, cola.accuracy,
     # nli.anli.accuracy, train.best_stsb_dev), as figure metrics are named
     "metrics": TableKind(_metrics_inputs, _metrics_value),
@@ -190,7 +211,8 @@ KINDS: dict[str, TableKind] = {
     # AugCSE Table 3: augmentation (row) x method's augmentation set (column), 1 = member
     "augmentation_sets": TableKind(_membership_inputs, _membership_value),
     # AugCSE Tables 10-11: spec key (row) x paper backbone (column) of the row's method
-    "hyperparameters": TableKind(_hyperparameter_inputs, _hyperparameter_value),
+    "hyperparameters": TableKind(_hyperparameter_inputs, _hyperparameter_value,
+                                 backbones=lambda table: set(table["columns"])),
     # AugCSE Table 13: parameters (millions) in training / at inference of the row's method and backbone
     "model_size": TableKind(
         lambda wf, paper, row: [wf.describe_file(paper, _row_backbone(wf, row), row["method"], "model_size")],

@@ -95,7 +95,7 @@ def csv_html(frame, limit: int = 300) -> str:
 
 def provenance_html(info: dict, outputs: dict[str, str], meta: dict, scale: str) -> str:
     stand_ins = ", ".join(f"{v} for {k}" for k, v in sorted((meta.get("stand_ins") or {}).items())) or "none"
-    rows = [("scale", scale), ("stand-in backbones", stand_ins), ("corpus", meta.get("corpus", "?")),
+    rows = [("scale", scale), ("stand-in backbones", stand_ins), ("corpus", meta.get("corpus") or "none"),
             ("seeds", meta.get("seeds", "?")),
             ("runs behind this output", f"{len(info['runs'])}"),
             ("devices of the runs", ", ".join(f"{d} ({n} runs)" for d, n in info["devices"].items()) or "–"),
@@ -144,7 +144,9 @@ def page_caption(kind: str, spec_file: str | None, name: str, scale: str, meta: 
     table = spec["tables"][name]
     text = f"{spec.get('short', '')} {name}: {table['caption']} Ours: mean ± sd over seeds; paper: as reported."
     if scale != "paper":
-        text += f" Built at scale '{scale}', below paper scale: not comparable with the paper's numbers."
+        from .tables import scale_note
+
+        text += " " + scale_note(f"'{scale}'", meta)
     return text
 
 

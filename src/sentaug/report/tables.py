@@ -84,6 +84,18 @@ def _fmt(x, sd=None, spec: str = ".2f") -> str:
     return f"{x:{spec}}" + (f" $\\pm$ {sd:{spec}}" if sd is not None else "")
 
 
+def scale_note(scale: str, meta: dict, escape=lambda text: text) -> str:
+    """What a table built below paper scale was computed with (`meta`: Workflow.table_meta) and whether it
+    compares with the paper: only a table counted from the official data files alone does (data statistics)."""
+    stand_ins = ", ".join(f"{v} for {k}" for k, v in sorted(meta.get("stand_ins", {}).items()))
+    used = ([f"stand-in backbones: {stand_ins}"] if stand_ins else []) + (
+        [f"corpus: {meta['corpus']}"] if meta.get("corpus") else [])
+    if not used and meta.get("data") == "official":
+        return f"Built at scale {scale} from the official data files, as the paper's."
+    return (f"Built at scale {scale}, below paper scale" + (f" ({escape('; '.join(used))})" if used else "")
+            + ": not comparable with the paper's numbers.")
+
+
 def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, meta: dict) -> str:
     table = paper["tables"][table_name]
     columns = table["columns"]
@@ -92,10 +104,7 @@ def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, me
     caption = f"{paper.get('short', '')} {table_name}: {table['caption']} "
     caption += ("Reproduced: mean $\\pm$ sd over seeds; paper: as reported; $\\Delta$ = reproduced $-$ paper. ")
     if scale != "paper":
-        stand_ins = ", ".join(f"{v} for {k}" for k, v in sorted(meta.get("stand_ins", {}).items()))
-        caption += (f"Built at scale \\texttt{{{scale}}}, below paper scale"
-                    + (f" (stand-in backbones: {stand_ins}; corpus: {meta.get('corpus', '?')})" if stand_ins else "")
-                    + ": not comparable with the paper's numbers. ")
+        caption += scale_note(f"\\texttt{{{scale}}}", meta, _tex) + " "
     unbuilt = unbuilt_columns(records)
     if unbuilt:
         caption += (f"Not built at scale \\texttt{{{scale}}} (--): {', '.join(_tex(c) for c in unbuilt)}"
