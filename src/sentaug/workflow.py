@@ -364,11 +364,13 @@ class Workflow:
             if "method" in row and "backbone" in row:
                 run = self.train_spec(paper, row["backbone"], row["method"], self.seeds[0])
                 (triplets if run["positive"]["source"] == "nli" else corpora).append(run["corpus"])
-        parts = [", ".join(dict.fromkeys(corpora or ([] if triplets else [self.corpus])))]
+        if not corpora and not triplets:       # no trained row: what the table's analysis reads
+            corpora = [self.corpus]
+        parts = [", ".join(dict.fromkeys(corpora))] if corpora else []
         if triplets:
             parts.append("NLI triplets: " + ", ".join(t.replace(".as_", " sampled to the size of ")
                                                       for t in dict.fromkeys(triplets)))
-        return "; ".join(p for p in parts if p)
+        return "; ".join(parts)
 
     def missing_resources(self, paper: str, table: str) -> list[str]:
         """What a table declares it `requires` and this scale lacks offline, one message each (no quote marks:
