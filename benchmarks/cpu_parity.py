@@ -90,7 +90,8 @@ def main() -> None:
     from safetensors.torch import load_file
 
     from sentaug import config as sc
-    from sentaug.models.tokens import build_token_file, token_key  # noqa: F401  (the `after` version's)
+    from sentaug.models.tokens import build_token_file  # noqa: F401  (the `after` version's)
+    from sentaug.workflow import token_key
 
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     failures = []

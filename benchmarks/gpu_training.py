@@ -125,9 +125,10 @@ def long_lines(lines: list[str], backbone: str, length: int) -> list[str]:
 def token_files(texts: list[str], backbone: str, spec: dict, tmp: Path) -> list[str]:
     """Token files of the run's corpus and caches (the paper-scale path); none for a version without them."""
     try:
-        from sentaug.models.tokens import build_token_file, token_key
+        from sentaug.models.tokens import build_token_file
     except ImportError:
         return []
+    from sentaug.workflow import token_key
     if "tokens" not in inspect.signature(train).parameters:
         return []
     key = token_key(spec["max_seq_length"], spec.get("add_tokens") or ())

@@ -7,10 +7,9 @@ import shlex
 import sys
 from pathlib import Path
 
-from sentaug.models.tokens import parse_token_key, token_key
 from sentaug.report.pages import page_caption, rst_escape
 from sentaug.workflow import (SUITES, Workflow, code_files, data_folders, drop_local_job_rate_limit,
-                              export_job_environment)
+                              export_job_environment, parse_token_key, token_key)
 
 SRC = Path(workflow.basedir) / "src"
 export_job_environment(SRC, sys.executable)   # jobs import this checkout's src with this interpreter

@@ -202,7 +202,7 @@ rule report_table:
                category=lambda w: _short(w.paper), subcategory="Tables",
                labels=lambda w: {"output": w.table, "kind": "table", "scale": SCALE}),
     params:
-        caption=lambda w: rst_escape(page_caption("table", f"papers/{w.paper}.yaml", w.table, SCALE,
+        caption=lambda w: rst_escape(page_caption("table", W.papers[w.paper], w.table, SCALE,
                                                   W.table_meta(w.paper, w.table))),
         inputs=lambda w, input: json.dumps({"results": list(input.results),
                                             "meta": _page_meta(_short(w.paper), w.paper, w.table)}),
@@ -228,7 +228,7 @@ rule report_figure:
                category=lambda w: _short(w.paper), subcategory="Figures",
                labels=lambda w: {"output": w.figure, "kind": "figure", "scale": SCALE}),
     params:
-        caption=lambda w: rst_escape(page_caption("figure", f"papers/{w.paper}.yaml", w.figure, SCALE,
+        caption=lambda w: rst_escape(page_caption("figure", W.papers[w.paper], w.figure, SCALE,
                                                   W.table_meta())),
         inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _page_meta(_short(w.paper))}),
         scale=SCALE,
@@ -278,7 +278,7 @@ if W.leaderboard is not None:
             report(f"{R}/report/leaderboard.html", caption="../report/page.rst", category="Leaderboard",
                    subcategory="Tables", labels={"output": "leaderboard", "kind": "table", "scale": SCALE}),
         params:
-            caption=lambda w: rst_escape(page_caption("leaderboard", LEADERBOARD_SPEC, "leaderboard", SCALE,
+            caption=lambda w: rst_escape(page_caption("leaderboard", W.leaderboard, "leaderboard", SCALE,
                                                       W.table_meta())),
             inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _page_meta("Leaderboard")}),
             scale=SCALE,

@@ -7,8 +7,8 @@ import pytest
 import torch
 from transformers import AutoTokenizer
 
-from sentaug.models.tokens import (BatchTokenizer, TokenTable, pad, parse_token_key, token_key,
-                                   tokenizer_fingerprint)
+from sentaug.models.tokens import BatchTokenizer, TokenTable, pad, tokenizer_fingerprint
+from sentaug.workflow import parse_token_key, token_key
 from tests.test_train import setup  # noqa: F401  (the fixture of the training test below)
 
 TEXTS = [

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 
 from . import config as sc
@@ -560,3 +561,34 @@ def code_files(src: Path, *modules: str) -> list[str]:
         else:
             files.append(str(path))
     return files
+
+
+def token_key(max_length: int, add_tokens=()) -> str:
+    """The folder naming a tokenization under <results>/tokens/<corpus>/<backbone>/: `len32`, or
+    `len32-added-del` with CLEAR's [DEL] added. Here, not in sentaug.models.tokens: the Snakefile names
+    folders with it and must not import torch to do so (a second of every Snakemake start)."""
+    key = f"len{max_length}"
+    if add_tokens:
+        key += "-added-" + "-".join(_slug(t) for t in add_tokens)
+    return key
+
+
+def parse_token_key(key: str, known_tokens) -> tuple[int, list[str]]:
+    """(max_length, added tokens) of a `token_key`, the tokens looked up among `known_tokens`."""
+    m = re.fullmatch(r"len(\d+)(?:-added-(.+))?", key)
+    if not m:
+        raise ValueError(f"token key '{key}' is not len<N> or len<N>-added-<tokens>")
+    by_slug = {_slug(t): t for t in known_tokens}
+    added = []
+    for slug in (m.group(2) or "").split("-") if m.group(2) else []:
+        if slug not in by_slug:
+            raise ValueError(f"token key '{key}': no declared add_tokens entry reads '{slug}'")
+        added.append(by_slug[slug])
+    return int(m.group(1)), added
+
+
+def _slug(token: str) -> str:
+    slug = re.sub(r"[^0-9a-z]+", "", token.lower())
+    if not slug:
+        raise ValueError(f"added token {token!r} has no letters or digits to name its token files by")
+    return slug

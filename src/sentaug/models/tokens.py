@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from pathlib import Path
 
 import numpy as np
@@ -207,35 +206,6 @@ class BatchTokenizer:
         input_ids, attention_mask = pad(self.sequences(texts), self.tokenizer.pad_token_id,
                                         self.tokenizer.padding_side)
         return {"input_ids": input_ids, "attention_mask": attention_mask}
-
-
-def token_key(max_length: int, add_tokens=()) -> str:
-    """The folder naming a tokenization: `len32`, or `len32-added-del` with CLEAR's [DEL] added."""
-    key = f"len{max_length}"
-    if add_tokens:
-        key += "-added-" + "-".join(_slug(t) for t in add_tokens)
-    return key
-
-
-def parse_token_key(key: str, known_tokens) -> tuple[int, list[str]]:
-    """(max_length, added tokens) of a `token_key`, the tokens looked up among `known_tokens`."""
-    m = re.fullmatch(r"len(\d+)(?:-added-(.+))?", key)
-    if not m:
-        raise ValueError(f"token key '{key}' is not len<N> or len<N>-added-<tokens>")
-    by_slug = {_slug(t): t for t in known_tokens}
-    added = []
-    for slug in (m.group(2) or "").split("-") if m.group(2) else []:
-        if slug not in by_slug:
-            raise ValueError(f"token key '{key}': no declared add_tokens entry reads '{slug}'")
-        added.append(by_slug[slug])
-    return int(m.group(1)), added
-
-
-def _slug(token: str) -> str:
-    slug = re.sub(r"[^0-9a-z]+", "", token.lower())
-    if not slug:
-        raise ValueError(f"added token {token!r} has no letters or digits to name its token files by")
-    return slug
 
 
 def texts_of(path: str | os.PathLike) -> list[str]:

@@ -13,6 +13,7 @@ import html
 import json
 from pathlib import Path
 
+from ..config import load_yaml
 from ..io import atomic_path, sha256_file
 from . import provenance
 
@@ -124,15 +125,13 @@ def provenance_html(info: dict, outputs: dict[str, str], meta: dict, scale: str)
     return "\n".join(out)
 
 
-def page_caption(kind: str, spec_file: str | None, name: str, scale: str, meta: dict) -> str:
-    """The caption of a page: the one its figure, table or leaderboard renderer writes."""
-    from .. import config as sc
-
+def page_caption(kind: str, spec: dict | None, name: str, scale: str, meta: dict) -> str:
+    """The caption of a page: the one its figure, table or leaderboard renderer writes. `spec` is the loaded
+    paper or leaderboard file (none for the census)."""
     if kind == "census":
         return (f"Augmentation census at scale '{scale}': every declared augmentation on the corpus "
                 f"{meta.get('corpus', '?')}: share of lines changed, edit distance, length change and the cosine "
                 f"between original and augmented sentence under {meta.get('backbone', '?')}.")
-    spec = sc.load_yaml(spec_file)
     if kind == "figure":
         from .figures import caption
 
@@ -164,7 +163,7 @@ def render_page(kind: str, name: str, out: str, scale: str, inputs: str, spec_fi
 
     given = json.loads(inputs)
     meta = given.get("meta", {})
-    text = page_caption(kind, spec_file, name, scale, meta)
+    text = page_caption(kind, spec_file and load_yaml(spec_file), name, scale, meta)
     title = {"table": "Table", "figure": "Figure", "leaderboard": "Leaderboard", "census": "Table"}[kind]
     short = meta.get("short") or ""
     body = [f"<h1>{_e(short)} {_e(name) if kind != 'leaderboard' else ''} <span class='sub'>({title.lower()}, "
