@@ -579,12 +579,11 @@ def parse_token_key(key: str, known_tokens) -> tuple[int, list[str]]:
     if not m:
         raise ValueError(f"token key '{key}' is not len<N> or len<N>-added-<tokens>")
     by_slug = {_slug(t): t for t in known_tokens}
-    added = []
-    for slug in (m.group(2) or "").split("-") if m.group(2) else []:
+    slugs = m.group(2).split("-") if m.group(2) else []
+    for slug in slugs:
         if slug not in by_slug:
             raise ValueError(f"token key '{key}': no declared add_tokens entry reads '{slug}'")
-        added.append(by_slug[slug])
-    return int(m.group(1)), added
+    return int(m.group(1)), [by_slug[slug] for slug in slugs]
 
 
 def _slug(token: str) -> str:
