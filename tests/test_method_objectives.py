@@ -201,6 +201,13 @@ def test_mlm_loss_is_cross_entropy_on_the_selected_positions():
     pos = labels != -100
     expected = -torch.log_softmax(logits[pos], -1).gather(1, labels[pos].unsqueeze(1)).mean()
     assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
+    # The head runs on the selected positions only; the gradients are those of the whole-sequence logits
+    grads = torch.autograd.grad(loss, list(model.parameters()), allow_unused=True)
+    reference = torch.autograd.grad(expected, list(model.parameters()), allow_unused=True)
+    for got, want in zip(grads, reference):
+        assert (got is None) == (want is None)
+        if got is not None:
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-7)
 
     # CLEAR's "Double MLM": two masks drawn one after the other from the same generator, losses summed
     double = MaskedLM(model.cls, Tok(), probability=0.3, copies=2)(model.bert, ids, att, torch.Generator().manual_seed(1))
@@ -212,3 +219,22 @@ def test_mlm_loss_is_cross_entropy_on_the_selected_positions():
         expected += -torch.log_softmax(logits[pos], -1).gather(1, labels[pos].unsqueeze(1)).mean()
     assert double.item() == pytest.approx(expected.item(), rel=1e-5)
     assert double.item() != pytest.approx(2 * loss.item(), rel=1e-3)     # the second mask differs
+
+
+def test_mlm_with_nothing_selected_is_a_zero_loss_that_still_backpropagates():
+    from transformers import BertConfig, BertForMaskedLM
+
+    model = BertForMaskedLM(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                       intermediate_size=32))
+
+    class Tok:
+        mask_token_id, all_special_ids = 4, [0, 1, 2, 4]
+
+        def __len__(self):
+            return 50
+
+    ids = torch.randint(5, 50, (2, 6))
+    loss = MaskedLM(model.cls, Tok(), probability=0.0)(model.bert, ids, torch.ones_like(ids))
+    loss.backward()
+    assert loss.item() == 0.0
+    assert all(torch.all(p.grad == 0) for p in model.parameters() if p.grad is not None)

@@ -5,8 +5,8 @@ random token, 10 % stay as they are; the loss is cross-entropy on the selected p
 copy is encoded by the same backbone the contrastive views use; the LM head is the one the checkpoint
 ships (`AutoModelForMaskedLM`), randomly initialised where it has none.
 
-Masks are drawn on the host, where the ids are given: whether a batch selected any position is then known
-without waiting for the device, and only the masked ids and labels travel to it.
+Masks are drawn on the host, where the ids are given: which positions are predicted is then known without
+waiting for the device, and only the masked ids, those positions and their labels travel to it.
 """
 from __future__ import annotations
 
@@ -55,11 +55,15 @@ class MaskedLM(nn.Module):
     def _one_copy(self, backbone, input_ids, attention_mask, generator) -> torch.Tensor:
         special = torch.isin(input_ids, self.special_ids) | ~attention_mask.bool()
         masked, labels = mask_tokens(input_ids, special, self.mask_id, self.vocab_size, self.probability, generator)
-        selected = bool((labels != -100).any())
+        # Only the selected positions (~15 %) go through the LM head: its vocabulary projection is most of an
+        # MLM step on a small backbone, and the head acts on each position alone, so the loss is the same.
+        labels = labels.view(-1)
+        positions = (labels != -100).nonzero().squeeze(1)
         device = next(backbone.parameters()).device
-        masked, attention_mask, labels = (t.to(device, non_blocking=True) for t in (masked, attention_mask, labels))
+        masked, attention_mask, positions, targets = (t.to(device, non_blocking=True) for t in
+                                                      (masked, attention_mask, positions, labels[positions]))
         hidden = backbone(input_ids=masked, attention_mask=attention_mask, return_dict=True).last_hidden_state
-        logits = self.lm_head(hidden)
-        if not selected:
+        logits = self.lm_head(hidden.reshape(-1, hidden.shape[-1]).index_select(0, positions))
+        if len(targets) == 0:
             return logits.sum() * 0.0  # nothing selected in this batch (tiny batches): no signal, no NaN
-        return F.cross_entropy(logits.float().view(-1, logits.shape[-1]), labels.view(-1), ignore_index=-100)
+        return F.cross_entropy(logits.float(), targets)
