@@ -176,6 +176,14 @@ def test_mlm_masking_follows_80_10_10_and_never_touches_special_tokens():
     assert torch.equal(masked, again)
 
 
+class MaskTokenizer:
+    """What MaskedLM reads of a tokenizer: a 50-word vocabulary; ids 0, 1, 2 and the mask, 4, are special."""
+    mask_token_id, all_special_ids = 4, [0, 1, 2, 4]
+
+    def __len__(self):
+        return 50
+
+
 def test_mlm_loss_is_cross_entropy_on_the_selected_positions():
     from transformers import BertConfig, BertForMaskedLM
 
@@ -184,16 +192,10 @@ def test_mlm_loss_is_cross_entropy_on_the_selected_positions():
                                        intermediate_size=32, hidden_dropout_prob=0.0,
                                        attention_probs_dropout_prob=0.0)).eval()
 
-    class Tok:
-        mask_token_id, all_special_ids = 4, [0, 1, 2, 4]
-
-        def __len__(self):
-            return 50
-
     ids = torch.randint(5, 50, (3, 9))
     ids[:, 0], ids[:, -1] = 2, 1
     att = torch.ones_like(ids)
-    mlm = MaskedLM(model.cls, Tok(), probability=0.3)
+    mlm = MaskedLM(model.cls, MaskTokenizer(), probability=0.3)
     loss = mlm(model.bert, ids, att, torch.Generator().manual_seed(1))
     special = torch.isin(ids, torch.tensor([0, 1, 2, 4]))
     masked, labels = mask_tokens(ids, special, 4, 50, 0.3, torch.Generator().manual_seed(1))
@@ -210,7 +212,8 @@ def test_mlm_loss_is_cross_entropy_on_the_selected_positions():
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-7)
 
     # CLEAR's "Double MLM": two masks drawn one after the other from the same generator, losses summed
-    double = MaskedLM(model.cls, Tok(), probability=0.3, copies=2)(model.bert, ids, att, torch.Generator().manual_seed(1))
+    double = MaskedLM(model.cls, MaskTokenizer(), probability=0.3, copies=2)(model.bert, ids, att,
+                                                                         torch.Generator().manual_seed(1))
     g = torch.Generator().manual_seed(1)
     expected = 0.0
     for _ in range(2):
@@ -227,14 +230,8 @@ def test_mlm_with_nothing_selected_is_a_zero_loss_that_still_backpropagates():
     model = BertForMaskedLM(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                                        intermediate_size=32))
 
-    class Tok:
-        mask_token_id, all_special_ids = 4, [0, 1, 2, 4]
-
-        def __len__(self):
-            return 50
-
     ids = torch.randint(5, 50, (2, 6))
-    loss = MaskedLM(model.cls, Tok(), probability=0.0)(model.bert, ids, torch.ones_like(ids))
+    loss = MaskedLM(model.cls, MaskTokenizer(), probability=0.0)(model.bert, ids, torch.ones_like(ids))
     loss.backward()
     assert loss.item() == 0.0
     assert all(torch.all(p.grad == 0) for p in model.parameters() if p.grad is not None)
