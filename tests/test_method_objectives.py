@@ -184,24 +184,32 @@ class MaskTokenizer:
         return 50
 
 
-def test_mlm_loss_is_cross_entropy_on_the_selected_positions():
+def tiny_bert_mlm():
+    """A one-layer BERT with its masked-LM head over MaskTokenizer's vocabulary, dropout off."""
     from transformers import BertConfig, BertForMaskedLM
 
-    torch.manual_seed(8)
-    model = BertForMaskedLM(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                       intermediate_size=32, hidden_dropout_prob=0.0,
-                                       attention_probs_dropout_prob=0.0)).eval()
+    return BertForMaskedLM(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                      intermediate_size=32, hidden_dropout_prob=0.0,
+                                      attention_probs_dropout_prob=0.0)).eval()
 
+
+def whole_sequence_mlm_loss(model, masked, attention_mask, labels):
+    """The reference: Hugging Face's logits at every position, cross-entropy averaged over the selected ones."""
+    logits, pos = model(input_ids=masked, attention_mask=attention_mask).logits, labels != -100
+    return -torch.log_softmax(logits[pos], -1).gather(1, labels[pos].unsqueeze(1)).mean()
+
+
+def test_mlm_loss_is_cross_entropy_on_the_selected_positions():
+    torch.manual_seed(8)
+    model = tiny_bert_mlm()
     ids = torch.randint(5, 50, (3, 9))
     ids[:, 0], ids[:, -1] = 2, 1
     att = torch.ones_like(ids)
     mlm = MaskedLM(model.cls, MaskTokenizer(), probability=0.3)
     loss = mlm(model.bert, ids, att, torch.Generator().manual_seed(1))
-    special = torch.isin(ids, torch.tensor([0, 1, 2, 4]))
+    special = torch.isin(ids, torch.tensor(MaskTokenizer.all_special_ids))
     masked, labels = mask_tokens(ids, special, 4, 50, 0.3, torch.Generator().manual_seed(1))
-    logits = model(input_ids=masked, attention_mask=att).logits
-    pos = labels != -100
-    expected = -torch.log_softmax(logits[pos], -1).gather(1, labels[pos].unsqueeze(1)).mean()
+    expected = whole_sequence_mlm_loss(model, masked, att, labels)
     assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
     # The head runs on the selected positions only; the gradients are those of the whole-sequence logits
     grads = torch.autograd.grad(loss, list(model.parameters()), allow_unused=True)
@@ -218,18 +226,13 @@ def test_mlm_loss_is_cross_entropy_on_the_selected_positions():
     expected = 0.0
     for _ in range(2):
         masked, labels = mask_tokens(ids, special, 4, 50, 0.3, g)
-        logits, pos = model(input_ids=masked, attention_mask=att).logits, labels != -100
-        expected += -torch.log_softmax(logits[pos], -1).gather(1, labels[pos].unsqueeze(1)).mean()
+        expected += whole_sequence_mlm_loss(model, masked, att, labels)
     assert double.item() == pytest.approx(expected.item(), rel=1e-5)
     assert double.item() != pytest.approx(2 * loss.item(), rel=1e-3)     # the second mask differs
 
 
 def test_mlm_with_nothing_selected_is_a_zero_loss_that_still_backpropagates():
-    from transformers import BertConfig, BertForMaskedLM
-
-    model = BertForMaskedLM(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                       intermediate_size=32))
-
+    model = tiny_bert_mlm()
     ids = torch.randint(5, 50, (2, 6))
     loss = MaskedLM(model.cls, MaskTokenizer(), probability=0.0)(model.bert, ids, torch.ones_like(ids))
     loss.backward()
