@@ -1,6 +1,7 @@
-"""The representation figures' panel kinds (sentaug.report.panels_embedding) and their analyses: projections
-against a hand computation (PCA by numpy's SVD), NLI distances by hand, one point per declared setting (and the
-declared subset at demo scale), and the numbers in each figure's CSV against the result files behind it."""
+"""The representation figures' panel kinds (sentaug.report.panels_embedding and panels_augmentation) and their
+analyses: projections against a hand computation (PCA by numpy's SVD), NLI distances by hand, one point per
+declared setting (and the declared subset at demo scale), and the numbers in each figure's CSV against the result
+files behind it."""
 import json
 import math
 from pathlib import Path
@@ -14,7 +15,8 @@ import sentaug.config as sc
 from sentaug.evaluate import analysis as an
 from sentaug.evaluate.projection import pca_2d, project_cli, sample_texts, tsne_2d
 from sentaug.report.figures import render_figure
-from sentaug.report.panels_embedding import nli_histograms, pearson_pairwise
+from sentaug.report.panels_augmentation import pearson_pairwise
+from sentaug.report.panels_embedding import nli_histograms
 from sentaug.workflow import Workflow
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -27,8 +27,8 @@ Panel kinds:
 A kind is `PANEL_KINDS[name] = (points, draw)`; a kind whose points are not metrics averaged over seeds also
 gives `PANEL_RECORDS[name]`, which turns a point into its CSV records. Below paper scale the paper's values are
 written beside our points rather than drawn on our axis: the scales differ too much to share one.
-More kinds (projections, training curves, distributions, per-augmentation tables, correlations) live in
-`sentaug.report.panels_embedding`.
+More kinds live in `sentaug.report.panels_embedding` (projections, training curves, distributions) and
+`sentaug.report.panels_augmentation` (augmentation sweeps, per-augmentation tables, their correlations).
 Figure keys besides `caption`, `differs` and `panels`: `columns` (panels per row; default all in one row) and
 `panel_size` ([width, height] in inches of one panel).
 """
@@ -424,4 +424,4 @@ def _wrap(text: str, width: int) -> list[str]:
     return textwrap.wrap(text, width) or [""]
 
 
-from . import panels_embedding  # noqa: E402,F401  (registers its panel kinds)
+from . import panels_augmentation, panels_embedding  # noqa: E402,F401  (register their panel kinds)
