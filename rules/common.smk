@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 from sentaug.report.pages import page_caption, rst_escape
-from sentaug.workflow import (SUITES, Workflow, code_files, data_folders, drop_local_job_rate_limit,
-                              export_job_environment, parse_token_key, token_key)
+from sentaug.snakemake_hooks import code_files, drop_local_job_rate_limit, export_job_environment
+from sentaug.workflow import SUITES, Workflow, data_folders, parse_token_key, token_key
 
 SRC = Path(workflow.basedir) / "src"
 export_job_environment(SRC, sys.executable)   # jobs import this checkout's src with this interpreter

@@ -193,15 +193,15 @@ def test_chinese_runs_train_on_the_chinese_corpus_and_the_table_is_skipped_witho
 
 
 def test_local_runs_drop_the_job_rate_limit_and_cluster_runs_keep_it():
-    """The limiter's timers multiply the scheduler's passes (sentaug.workflow.drop_local_job_rate_limit): a local
-    run's scheduler loses it, a cluster run's keeps it; and Snakemake's scheduler still has the attribute (an
-    upgrade that renames it would make the hook a silent no-op)."""
+    """The limiter's timers multiply the scheduler's passes (sentaug.snakemake_hooks.drop_local_job_rate_limit):
+    a local run's scheduler loses it, a cluster run's keeps it; and Snakemake's scheduler still has the attribute
+    (an upgrade that renames it would make the hook a silent no-op)."""
     import inspect
     from types import SimpleNamespace
 
     from snakemake.scheduling.job_scheduler import JobScheduler
 
-    from sentaug.workflow import drop_local_job_rate_limit
+    from sentaug.snakemake_hooks import drop_local_job_rate_limit
 
     assert "self.job_rate_limiter = (" in inspect.getsource(JobScheduler.__init__)
     limiter = object()
