@@ -73,9 +73,9 @@ def augmentation_sweep_points(wf, paper: str, panel: dict) -> list[dict]:
             if len({m.split(".", 1)[0] for m in metrics}) > 1:
                 raise ValueError(f"panel '{panel.get('title')}': y.metrics must come from one result file")
             paths = [m.split(".")[1:] for m in metrics]
-        points.append(value_point(series["label"], x, label, model_name(series) if "pretrained" in series else method,
-                                   files, paths, baseline=baseline, note=notes,
-                                   paper=None if baseline else (series.get("paper") or {}).get(x)))
+        model = model_name(series) if "pretrained" in series else method
+        points.append(value_point(series["label"], x, label, model, files, paths, baseline=baseline, note=notes,
+                                  paper=None if baseline else (series.get("paper") or {}).get(x)))
 
     for series in panel["series"]:
         for x in kept:
@@ -115,12 +115,12 @@ def augmentation_table_points(wf, paper: str, panel: dict) -> list[dict]:
                                                         feat["pooler"])
                 path = ["augmentations", f"{aug}/seed{wf.seeds[0]}", *col["feature"].split(".")]
                 points.append(value_point(col["label"], aug, col["feature"], f"pretrained:{feat['pooler']}",
-                                           [(f, f)], [path], paper=paper_y, note=notes))
+                                          [(f, f)], [path], paper=paper_y, note=notes))
             else:
                 method = canonical_method(wf.config, col["method"], {col["setting"]: aug})
                 files = [metric_file(wf, paper, bb, method, s, col["metric"]) for s in seeds]
                 points.append(value_point(col["label"], aug, col["metric"], method, files,
-                                           [col["metric"].split(".")[1:]], paper=paper_y, note=notes))
+                                          [col["metric"].split(".")[1:]], paper=paper_y, note=notes))
     return points
 
 

@@ -118,8 +118,8 @@ def result_curve_points(wf, paper: str, panel: dict) -> list[dict]:
             metric = panel["y"]["metric"].replace("{x}", str(x))
             files = eval_files(wf, paper, bb, series, series.get("method"), metric, seeds)
             points.append(value_point(series["label"], x, panel["y"]["metric"], model_name(series), files,
-                                       [metric.split(".")[1:]], note=seed_note(wf, panel),
-                                       paper=(series.get("paper") or {}).get(x)))
+                                      [metric.split(".")[1:]], note=seed_note(wf, panel),
+                                      paper=(series.get("paper") or {}).get(x)))
     return points
 
 
