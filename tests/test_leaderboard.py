@@ -58,6 +58,8 @@ columns:
 rows:
   - {label: "SimCSE", method: simcse}
   - {label: "SDA", method: sda_pi, reported: {sts.avg: 1.33}}
+references:
+  - {label: "No training (CLS)", pooler: cls_before_pooler}
 """
 
 
@@ -72,12 +74,18 @@ def cfg(tmp_path):
 def test_every_row_trains_on_the_same_backbone_and_the_boards_seeds(cfg, tmp_path):
     wf = Workflow(cfg, results="R")
     rows = wf.leaderboard_points()
-    assert [r["method"] for r in rows] == ["simcse", "sda_pi"]
-    for r in rows:
+    assert [r["method"] for r in rows] == ["simcse", "sda_pi", None]
+    for r in rows[:2]:
         assert r["seeds"] == [1, 2, 3]
         assert r["cells"]["sts.avg"]["files"] == [f"R/eval/demo/shared/tiny-roberta/{r['method']}/seed{s}/sts.json"
                                                   for s in (1, 2, 3)]
         assert r["train"][2] == f"R/runs/demo/shared/tiny-roberta/{r['method']}/seed3/train_summary.json"
+    # the reference row: the same backbone untrained, one file per column, nothing to train
+    untrained = rows[2]["cells"]
+    assert untrained["sts.avg"]["files"] == ["R/eval/pretrained/demo/tiny-roberta/cls_before_pooler.json"]
+    assert untrained["transfer.avg"]["files"] == ["R/eval/pretrained/demo/tiny-roberta/transfer/cls_before_pooler.json"]
+    assert rows[2]["runs"] == rows[2]["train"] == []
+    assert set(wf.leaderboard_targets()) >= {*untrained["sts.avg"]["files"], *untrained["transfer.avg"]["files"]}
     # at paper scale the board's runs are its own (no paper's recipe): SimCSE's per-backbone recipe
     paper = Workflow({**cfg, "scale": "paper"}, results="R")
     assert paper.leaderboard_points()[1]["runs"][0] == "R/runs/paper/leaderboard/roberta-base/sda_pi/seed42"
@@ -90,7 +98,11 @@ def test_the_real_board_declares_three_seeds_and_one_backbone():
     board = load_leaderboard(config)
     assert all(len(board["seeds"][s]) >= 3 for s in config["scales"])
     rows = Workflow({**config, "scale": "small"}, results="R").leaderboard_points()
-    assert {r["runs"][0].split("/")[4] for r in rows} == {"tiny-roberta-bpe"}
+    trained, untrained = [r for r in rows if r["runs"]], [r for r in rows if not r["runs"]]
+    assert {r["runs"][0].split("/")[4] for r in trained} == {"tiny-roberta-bpe"}
+    assert {r["cells"]["sts.avg"]["files"][0].split("/")[4] for r in untrained} == {"tiny-roberta-bpe"}
+    # SimCSE's evaluation pooler and VaSCL's: each trained row has its untrained counterpart
+    assert {r["pooler"] for r in untrained} == {"cls_before_pooler", "avg"}
     assert {"simcse", "sda_pi", "cards", "vascl", "augcse", "sda_pi_retrieval"} <= {r["method"] for r in rows}
     assert [c["metric"].split(".")[0] for c in board["columns"]] == ["sts", "transfer", "clustering", "intent"]
 
@@ -129,6 +141,8 @@ def test_reported_gains_are_the_papers_own_table_differences():
     ({"rows": [{"label": "X", "method": "nosuch"}]}, "row 'X': unknown method 'nosuch'"),
     ({"baseline": "cards"}, "baseline: 'cards' is not the method of any row"),
     ({"rows": [{"label": "S", "method": "simcse", "reported": {"glue.avg": 1}}]}, "'glue.avg' is not a column"),
+    ({"references": [{"label": "SimCSE", "pooler": "avg"}]}, "label 'SimCSE' names two rows"),
+    ({"references": [{"label": "Untrained"}]}, "references: .* needs a label and a pooler"),
 ])
 def test_bad_boards_name_the_key(cfg, tmp_path, edit, message):
     board = {**yaml.safe_load(LEADERBOARD), **edit}
@@ -143,6 +157,7 @@ def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg,
     sts = {"simcse": [70.0, 72.0, 77.0], "sda_pi": [71.0, 74.0, 77.5]}
     transfer = {"simcse": [80.0, 80.0, 80.0], "sda_pi": [81.0, 82.0, 83.0]}
     seconds = {"simcse": [10.0, 12.0, 14.0], "sda_pi": [11.0, 11.0, 11.0]}
+    sts[None], transfer[None], seconds[None] = [80.0], [79.0], []    # the untrained backbone: one value, no seeds
     for r in rows:
         for metric, values in (("sts.avg", sts), ("transfer.avg", transfer)):
             for f, v in zip(r["cells"][metric]["files"], values[r["method"]]):
@@ -170,8 +185,14 @@ def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg,
     assert gain["diff"] == 2.0 and gain["diff_ci_half_width"] == pytest.approx(t2 / math.sqrt(3), abs=1e-4)
     time = csv[(csv.method == "simcse") & (csv.metric == "train.train_seconds")].iloc[0]
     assert time["mean"] == 12.0 and time["ci_half_width"] == pytest.approx(t2 * 2 / math.sqrt(3), abs=1e-4)
+    # untrained: 80 - (70, 72, 77) = 10, 8, 3: mean 7 with SimCSE's own interval (s^2 = 13)
+    untrained = csv[(csv.row == "No training (CLS)") & (csv.metric == "sts.avg")].iloc[0]
+    assert untrained["mean"] == 80.0 and pd.isna(untrained["ci_half_width"]) and untrained["reference"]
+    assert untrained["diff"] == 7.0 and untrained["diff_ci_half_width"] == pytest.approx(8.957, abs=1e-3)
+    assert csv[(csv.row == "No training (CLS)") & (csv.metric == "transfer.avg")].iloc[0]["diff"] == -1.0
     md = out.with_suffix(".md").read_text()
     assert "| SDA | 74.17 ± 8.08<br>Δ +1.17 ± 1.90 (paper +1.33) |" in md
+    assert "| No training (CLS) | 80.00<br>Δ +7.00 ± 8.96 | 79.00<br>Δ -1.00 ± 0.00 | -- |" in md
     # the report page renders the records read back from the CSV, where a missing Δ or gain is NaN: blank
     html = leaderboard_html(csv.where(csv.notna(), None).to_dict("records"))
     # SimCSE STS 70, 72, 77: mean 73, s^2 = (9 + 1 + 16) / 2 = 13; its own row has no Δ

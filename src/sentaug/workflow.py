@@ -476,8 +476,9 @@ class Workflow:
     def leaderboard_points(self) -> list[dict]:
         """Per row: per column and seed the result file (and the target that makes it), and each run's
         train_summary.json (training time). Runs live under the leaderboard's paper component (shared below
-        paper scale, so seeds the tables also train are trained once)."""
-        from .report.figures import metric_file
+        paper scale, so seeds the tables also train are trained once). Then the reference rows: the backbone
+        untrained, one result file per column and no seeds or runs."""
+        from .report.figures import metric_file, pretrained_metric_file
 
         spec = self.leaderboard
         bb = self.stand_in(spec["backbone"])
@@ -491,6 +492,13 @@ class Workflow:
             runs = [self.run_dir(LEADERBOARD, bb, row["method"], s) for s in seeds]
             rows.append({"label": row["label"], "method": row["method"], "seeds": seeds, "cells": cells,
                          "train": [f"{r}/train_summary.json" for r in runs], "runs": runs})
+        for ref in spec.get("references", []):
+            cells = {}
+            for column in spec["columns"]:
+                f, t = pretrained_metric_file(self, bb, ref["pooler"], column["metric"])
+                cells[column["metric"]] = {"files": [f], "targets": [t]}
+            rows.append({"label": ref["label"], "method": None, "pooler": ref["pooler"], "seeds": [],
+                         "cells": cells, "train": [], "runs": []})
         return rows
 
     def leaderboard_targets(self) -> list[str]:

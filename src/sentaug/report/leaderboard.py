@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import config as sc
 from ..io import atomic_path, read_json
 from .figures import metric_value
-from .stats import paired_difference, t_interval
+from .stats import Interval, paired_difference, t_interval
 
 TRAIN_TIME = "train.train_seconds"
 MIN_SEEDS = 3
@@ -54,6 +54,13 @@ def load_leaderboard(config: dict) -> dict | None:
         unknown = set(row.get("reported") or {}) - set(metrics)
         if unknown:
             raise sc.ConfigError(f"{path}: row '{row['label']}': reported: '{sorted(unknown)[0]}' is not a column")
+    for ref in spec.get("references", []):
+        if not isinstance(ref, dict) or {"label", "pooler"} - set(ref):
+            raise sc.ConfigError(f"{path}: references: {ref!r} needs a label and a pooler")
+    labels = [r["label"] for r in spec["rows"] + spec.get("references", [])]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise sc.ConfigError(f"{path}: label '{repeated[0]}' names two rows")
     if spec["baseline"] not in [r["method"] for r in spec["rows"]]:
         raise sc.ConfigError(f"{path}: baseline: '{spec['baseline']}' is not the method of any row")
     return spec
@@ -64,32 +71,39 @@ def _num(x: float) -> float | None:
 
 
 def leaderboard_records(spec: dict, rows: list[dict], scale: str) -> list[dict]:
-    """One record per (method, column) and one per method for the training time, from the resolved rows
-    (`Workflow.leaderboard_points`)."""
+    """One record per (row, column) and per row for the training time, from the resolved rows
+    (`Workflow.leaderboard_points`). A reference row (the untrained backbone) has one value per column and no
+    training time; its Δ is that value minus each baseline seed, so its interval is the baseline's."""
     confidence = spec.get("confidence", 0.95)
     reported = {r["method"]: r.get("reported") or {} for r in spec["rows"]}
     values = {}
     for row in rows:
         for metric, cell in row["cells"].items():
-            values[row["method"], metric] = {s: metric_value(read_json(f), metric)
-                                             for s, f in zip(row["seeds"], cell["files"])}
-        values[row["method"], TRAIN_TIME] = {s: float(read_json(f)["train_seconds"])
-                                             for s, f in zip(row["seeds"], row["train"])}
+            values[row["label"], metric] = {s: metric_value(read_json(f), metric)
+                                            for s, f in zip(row["seeds"] or [None], cell["files"])}
+        values[row["label"], TRAIN_TIME] = {s: float(read_json(f)["train_seconds"])
+                                            for s, f in zip(row["seeds"], row["train"])}
+    baseline = next(r["label"] for r in rows if r["method"] == spec["baseline"])
     columns = [(c["label"], c["metric"]) for c in spec["columns"]] + [("Training time (s/run)", TRAIN_TIME)]
     records = []
     for row in rows:
         for label, metric in columns:
-            by_seed = values[row["method"], metric]
-            own = t_interval(list(by_seed.values()), confidence)
-            record = {"scale": scale, "row": row["label"], "method": row["method"], "column": label,
-                      "metric": metric, "n": own.n, "seeds": " ".join(str(s) for s in by_seed),
+            by_seed = values[row["label"], metric]
+            # a reference row trains nothing: its training-time cell is empty
+            own = t_interval(list(by_seed.values()), confidence) if by_seed else Interval(math.nan, math.nan, 0)
+            record = {"scale": scale, "row": row["label"], "method": row["method"], "pooler": row.get("pooler"),
+                      "column": label, "metric": metric, "n": own.n,
+                      "seeds": " ".join(str(s) for s in row["seeds"]),
                       "values": " ".join(f"{v:.4f}" for v in by_seed.values()),
                       "mean": _num(own.mean), "ci_low": _num(own.low), "ci_high": _num(own.high),
                       "ci_half_width": _num(own.half_width), "diff": None, "diff_ci_low": None,
                       "diff_ci_high": None, "diff_ci_half_width": None,
-                      "reported_gain": reported[row["method"]].get(metric), "baseline": row["method"] == spec["baseline"]}
-            if metric != TRAIN_TIME and row["method"] != spec["baseline"]:
-                diff = paired_difference(by_seed, values[spec["baseline"], metric], confidence)
+                      "reported_gain": reported.get(row["method"], {}).get(metric),
+                      "baseline": row["label"] == baseline, "reference": row["method"] is None}
+            if metric != TRAIN_TIME and row["label"] != baseline:
+                base = values[baseline, metric]
+                mine = by_seed if row["seeds"] else {s: by_seed[None] for s in base}
+                diff = paired_difference(mine, base, confidence)
                 record.update(diff=_num(diff.mean), diff_ci_low=_num(diff.low), diff_ci_high=_num(diff.high),
                               diff_ci_half_width=_num(diff.half_width))
             records.append(record)
@@ -118,6 +132,9 @@ def caption(spec: dict, scale: str, meta: dict) -> str:
               f"every method. Each cell: mean over seeds ± the half-width of its {pct} % confidence interval "
               f"(Student's t); Δ: the paired (per-seed) difference to {spec['baseline']} ± its half-width; paper: the "
               f"gain over SimCSE the method's paper reports (RoBERTa-base, its own runs).")
+    if spec.get("references"):
+        text += (" No training: the backbone before any training step, pooled as named; its Δ is its value minus "
+                 f"each {spec['baseline']} seed.")
     if scale != "paper":
         text += (f" Built at scale '{scale}', below paper scale: compare the signs of Δ with the papers' gains, "
                  f"not the numbers.")
@@ -195,7 +212,8 @@ def draw(records: list[dict], spec: dict, scale: str, meta: dict, out: Path) -> 
             value, half = (r["mean"], r["ci_half_width"]) if time else (r["diff"], r["diff_ci_half_width"])
             if value is None:
                 continue
-            ax.errorbar(value, y, xerr=half if half is not None else None, fmt="o", color="C0", capsize=3)
+            ax.errorbar(value, y, xerr=half if half is not None else None, fmt="D" if r["reference"] else "o",
+                        color="C7" if r["reference"] else "C0", capsize=3)
             if r["reported_gain"] is not None:
                 ax.plot(r["reported_gain"], y, "x", color="C3", markersize=8)
         if not time:
@@ -204,9 +222,11 @@ def draw(records: list[dict], spec: dict, scale: str, meta: dict, out: Path) -> 
         ax.set_xlabel("seconds per run" if time else f"Δ vs {spec['baseline']}", fontsize=8)
     axes[0][0].set_yticks(range(len(methods)), methods, fontsize=8)
     axes[0][0].set_ylim(len(methods) - 0.5, -0.5)
-    fig.legend(handles=[plt.Line2D([], [], color="C0", marker="o", label="ours: mean, 95 % interval"),
-                        plt.Line2D([], [], color="C3", marker="x", linestyle="", label="the paper's reported gain")],
-               loc="upper right", fontsize=7, ncol=2)
+    handles = [plt.Line2D([], [], color="C0", marker="o", label="ours: mean, 95 % interval"),
+               plt.Line2D([], [], color="C3", marker="x", linestyle="", label="the paper's reported gain")]
+    if any(r["reference"] for r in records):
+        handles.append(plt.Line2D([], [], color="C7", marker="D", label="no training"))
+    fig.legend(handles=handles, loc="upper right", fontsize=7, ncol=len(handles))
     text = textwrap.wrap(caption(spec, scale, meta), 150)
     fig.text(0.01, 0.005, "\n".join(text), fontsize=7, va="bottom")
     fig.tight_layout(rect=(0, 0.03 + 0.035 * len(text), 1, 0.93))
