@@ -81,6 +81,32 @@ def test_ctxt_substitutes_with_a_tiny_masked_lm(tmp_path, tiny_mlm):
         assert len(a.split()) == len(src.split()) and 1 <= changed <= most
 
 
+def test_ctxt_never_substitutes_special_tokens(tmp_path, tiny_mlm):
+    """A masked LM biased to rank [MASK], [CLS] and [UNK] first: among its top 5, nlpaug (which draws a
+    candidate uniformly) would pick them 3 times in 5 and put them into the line, or fail on its next pass over
+    a line holding two masks. Only the two words may replace words."""
+    from transformers import AutoTokenizer, BertForMaskedLM
+
+    tok = AutoTokenizer.from_pretrained(tiny_mlm)
+    model = BertForMaskedLM.from_pretrained(tiny_mlm)
+    specials = [tok.mask_token_id, tok.cls_token_id, tok.unk_token_id]
+    model.cls.predictions.bias.data[specials] = 30.0        # softmax share of any other token: below 1e-10
+    model.save_pretrained(tmp_path / "biased")
+    tok.save_pretrained(tmp_path / "biased")
+    text = "the river flows north past the old mill and the quiet town in the valley below"
+    out = explicit.vascl_ctxt([text, "rain fell on the hills"], random.Random(3), p=0.3, model=str(tmp_path / "biased"),
+                              top_k=5)
+    for src, a in zip([text, "rain fell on the hills"], out):
+        assert not any(t in a for t in ("[MASK]", "[CLS]", "[UNK]")), a
+        assert len(a.split()) == len(src.split()) and a != src
+
+
+def test_words_only_drops_special_candidates_per_input():
+    one = [{"token": 5, "token_str": "a"}, {"token": 103, "token_str": "[MASK]"}, {"token": 7, "token_str": "b"}]
+    assert explicit._words_only(one, {103}) == [one[0], one[2]]
+    assert explicit._words_only([one, one[:1]], {103, 5}) == [[one[2]], []]
+
+
 def test_wnet_substitutes_wordnet_synonyms_deterministically(wn):
     text = "the big dog runs quickly across the wide green field"
     a = explicit.vascl_wnet(text, random.Random(2), p=0.2)

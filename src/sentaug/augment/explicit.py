@@ -80,17 +80,28 @@ def _ctxt(p: float, model: str, top_k: int):
 class _InProcess:
     """nlpaug calls its fill-mask pipeline with ``num_workers=1``: a DataLoader worker process per call,
     which is slower on short inputs and impossible inside `sentaug augment --workers` pool processes
-    (daemonic processes cannot have children). This runs the pipeline in the calling process."""
+    (daemonic processes cannot have children). This runs the pipeline in the calling process, and drops
+    special-token candidates from what it returns (`_words_only`)."""
 
     def __init__(self, pipe):
         self._pipe = pipe
+        self._special = set(pipe.tokenizer.all_special_ids)
 
     def __call__(self, inputs, **kwargs):
         kwargs["num_workers"] = 0
-        return self._pipe(inputs, **kwargs)
+        return _words_only(self._pipe(inputs, **kwargs), self._special)
 
     def __getattr__(self, name):
         return getattr(self._pipe, name)
+
+
+def _words_only(predictions: list, special_ids: set) -> list:
+    """A fill-mask result (a list of candidates, or one such list per input) without special tokens. Put
+    into a line, [CLS] or [UNK] is no word, and a [MASK] makes nlpaug's next pass on that line find two masks
+    and fail. A pre-trained masked LM all but never ranks them among its top 100; a random stand-in does."""
+    if predictions and isinstance(predictions[0], list):
+        return [_words_only(p, special_ids) for p in predictions]
+    return [p for p in predictions if p["token"] not in special_ids]
 
 
 def _run(aug, text: str) -> str:
