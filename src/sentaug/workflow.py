@@ -375,8 +375,9 @@ class Workflow:
 
     def missing_resources(self, paper: str, table: str) -> list[str]:
         """What a table declares it `requires` and this scale lacks offline, one message each (no quote marks:
-        they travel through a shell command); [] when it can be built. At paper scale nothing is missing: every resource is fetched there (a failed fetch fails its
-        job, naming the resource). Requirements (papers/<paper>.yaml, `requires:`):
+        they travel through a shell command); [] when it can be built. At paper scale nothing is missing: every
+        resource is fetched there (a failed fetch fails its job, naming the resource). Requirements
+        (papers/<paper>.yaml, `requires:`):
 
             spacy_model: <config key>     a spaCy pipeline named by that config key must be installed
             corpus: <scale key>           the scale must name a corpus under that key (scales.<s>.corpus_zh)

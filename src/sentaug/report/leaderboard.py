@@ -128,10 +128,11 @@ def caption(spec: dict, scale: str, meta: dict) -> str:
     pct = round(100 * spec.get("confidence", 0.95))
     text = (f"{spec.get('title', 'Leaderboard')}. Backbone {stand_in}"
             + (f" (stand-in for {spec['backbone']})" if stand_in != spec["backbone"] else "")
-            + f", corpus {meta.get('corpus', '?')}, the scale's steps and batch, seeds {', '.join(map(str, seeds))} for "
-              f"every method. Each cell: mean over seeds ± the half-width of its {pct} % confidence interval "
-              f"(Student's t); Δ: the paired (per-seed) difference to {spec['baseline']} ± its half-width; paper: the "
-              f"gain over SimCSE the method's paper reports (RoBERTa-base, its own runs).")
+            + f", corpus {meta.get('corpus', '?')}, the scale's steps and batch, seeds "
+              f"{', '.join(map(str, seeds))} for every method. Each cell: mean over seeds ± the half-width of its "
+              f"{pct} % confidence interval (Student's t); Δ: the paired (per-seed) difference to "
+              f"{spec['baseline']} ± its half-width; paper: the gain over SimCSE the method's paper reports "
+              f"(RoBERTa-base, its own runs).")
     if spec.get("references"):
         text += (" No training: the backbone before any training step, pooled as named; its Δ is its value minus "
                  f"each {spec['baseline']} seed.")
