@@ -12,7 +12,9 @@ from sentaug.report.figures import (
     _draw_sweep,
     _panel_legend,
     _separate_paper_notes,
+    PANEL,
     canonical_method,
+    caption_notes,
     render_figure,
 )
 from sentaug.workflow import Workflow
@@ -286,3 +288,15 @@ def test_token_pca_csv_holds_every_token_of_the_analysis(cfg, tmp_path):
         assert rows.token.tolist() == tokens["token"] and rows.series.tolist() == tokens["category"]
         assert rows.x.tolist() == tokens["pc1"] and rows.y.tolist() == tokens["pc2"]
         assert rows.frequency.tolist() == tokens["frequency"]
+
+
+def test_caption_names_the_panels_a_note_holds_for_once():
+    seeds, kept = f"At small scale {PANEL} uses seed(s) 1.", f"At small scale {PANEL} keeps x = 10, 20 (of 5, 10, 20)."
+    fixed = "At small scale the projections cover 4 of the 8 augmentations."
+    panels = [{"title": "(a) STS"}, {"title": "(b) WDel"}, {}]
+    points = [[{"note": seeds}, {"note": seeds}], [{"note": seeds}, {"note": kept}], [{"note": seeds}, {"note": fixed}]]
+    assert caption_notes(panels, points) == ["At small scale every panel uses seed(s) 1.",
+                                             "At small scale (b) WDel keeps x = 10, 20 (of 5, 10, 20).", fixed]
+    assert caption_notes(panels[:1], points[:1]) == ["At small scale (a) STS uses seed(s) 1."]
+    assert caption_notes(panels[:2], [[{"note": kept}], [{}, {"note": kept}]]) == [
+        "At small scale every panel keeps x = 10, 20 (of 5, 10, 20)."]

@@ -286,6 +286,9 @@ def _draw_token_pca(ax, panel: dict, records: list[dict]) -> None:
     ax.set_ylabel("PC 2")
 
 
+# In a panel's note, where the panel's name goes: the caption names every panel that shares the note once.
+PANEL = "{panel}"
+
 PANEL_KINDS = {"sweep": (sweep_points, _draw_sweep), "bars": (bar_points, _draw_bars),
                "token_pca": (token_pca_points, _draw_token_pca)}
 # Kinds whose CSV records are not a metric's mean over seeds: point -> records.
@@ -354,6 +357,17 @@ def caption(paper: dict, figure: str, scale: str, meta: dict) -> str:
     return text
 
 
+def caption_notes(panels: list[dict], points: list[list[dict]]) -> list[str]:
+    """Each distinct note of the panels' points once, naming the panels it holds for ("every panel" when all
+    of several share it), instead of one sentence per panel."""
+    holders: dict[str, list[str]] = {}
+    for panel, panel_points in zip(panels, points):
+        for note in dict.fromkeys(p["note"] for p in panel_points if p.get("note")):
+            holders.setdefault(note, []).append(panel.get("title") or "the panel")
+    return [note.replace(PANEL, "every panel" if len(names) == len(panels) > 1 else ", ".join(names))
+            for note, names in holders.items()]
+
+
 def render_figure(paper_file: str, figure: str, inputs: str, out: str, scale: str) -> None:
     """CLI entry: `inputs` is a JSON object {"panels": [[point, ...], ...], "meta": {...}}; writes `out`
     (.pdf) and a .png and .csv beside it, each atomically."""
@@ -370,7 +384,7 @@ def render_figure(paper_file: str, figure: str, inputs: str, out: str, scale: st
     declared = paper["figures"][figure]
     panels = declared["panels"]
     records = figure_records(panels, spec["panels"], scale)
-    notes = list(dict.fromkeys(p["note"] for points in spec["panels"] for p in points if p.get("note")))
+    notes = caption_notes(panels, spec["panels"])
     meta = {**spec.get("meta", {}), **({"notes": notes} if notes else {})}
     ncols = min(int(declared.get("columns") or len(panels)), len(panels))
     nrows = -(-len(panels) // ncols)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .figures import PANEL_KINDS, PANEL_RECORDS, canonical_method, metric_file
+from .figures import PANEL, PANEL_KINDS, PANEL_RECORDS, canonical_method, metric_file
 from .panels_embedding import (draw_lines, eval_files, model_name, panel_augmentations, panel_seeds, read_value,
                                seed_note, value_point)
 
@@ -48,7 +48,7 @@ def _kept_x(wf, panel: dict) -> tuple[list, str | None]:
                          f"'{panel['x']['set']}' at scale '{wf.scale}'")
     note = None
     if len(kept) < len(xs):
-        note = (f"At {wf.scale} scale {panel.get('title', 'a panel')} keeps x = {', '.join(map(str, kept))} "
+        note = (f"At {wf.scale} scale {PANEL} keeps x = {', '.join(map(str, kept))} "
                 f"(of {', '.join(map(str, xs))}).")
     return kept, note
 

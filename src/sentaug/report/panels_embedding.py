@@ -24,7 +24,7 @@ import statistics
 import numpy as np
 
 from ..io import read_json
-from .figures import PANEL_KINDS, PANEL_RECORDS, metric_file, pretrained_metric_file
+from .figures import PANEL, PANEL_KINDS, PANEL_RECORDS, metric_file, pretrained_metric_file
 
 # ---------------------------------------------------------------------------------------------- reading
 
@@ -37,7 +37,7 @@ def panel_seeds(wf, panel: dict) -> list[int]:
 def seed_note(wf, panel: dict) -> str | None:
     seeds = panel_seeds(wf, panel)
     if len(seeds) < len(wf.seeds):
-        return f"At {wf.scale} scale {panel.get('title', 'a panel')} uses seed(s) {', '.join(map(str, seeds))}."
+        return f"At {wf.scale} scale {PANEL} uses seed(s) {', '.join(map(str, seeds))}."
     return None
 
 
@@ -102,7 +102,7 @@ def panel_augmentations(wf, panel: dict) -> tuple[list[str], str | None]:
     kept, full = wf.augmentation_set(augs), wf.config["augmentation_sets"][augs]["augmentations"]
     note = None
     if len(kept) < len(full):
-        note = (f"At {wf.scale} scale {panel.get('title', 'a panel')} covers {len(kept)} of the {len(full)} "
+        note = (f"At {wf.scale} scale {panel.get('subject', PANEL)} covers {len(kept)} of the {len(full)} "
                 f"augmentations: {', '.join(kept)}.")
     return kept, note
 
@@ -236,7 +236,7 @@ def projection_points(wf, paper: str, panel: dict) -> list[dict]:
         f = wf.run_projection(panel["augmentations"], method, sample, paper, bb, model["method"], wf.seeds[0])
     note = None
     if panel["augmentations"] in (wf.config.get("augmentation_sets") or {}):
-        note = panel_augmentations(wf, {**panel, "title": "the projections"})[1]
+        note = panel_augmentations(wf, {**panel, "subject": "the projections"})[1]
     return [{"series": panel.get("title", ""), "x": None, "metric": method, "method": model_name(model),
              "files": [f], "targets": [f], "note": note}]
 
