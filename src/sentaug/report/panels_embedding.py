@@ -95,14 +95,16 @@ def eval_files(wf, paper: str, bb: str, series: dict, method: str, metric: str, 
 
 
 
-def panel_augmentations(wf, panel: dict) -> tuple[list[str], str | None]:
+def panel_augmentations(wf, panel: dict, subject: str = PANEL) -> tuple[list[str], str | None]:
+    """The panel's augmentations at this scale, and a note naming `subject` (the panel itself by default)
+    when the scale's set keeps fewer than the declared one."""
     augs = panel["augmentations"]
     if not isinstance(augs, str):
         return list(augs), None
     kept, full = wf.augmentation_set(augs), wf.config["augmentation_sets"][augs]["augmentations"]
     note = None
     if len(kept) < len(full):
-        note = (f"At {wf.scale} scale {panel.get('subject', PANEL)} covers {len(kept)} of the {len(full)} "
+        note = (f"At {wf.scale} scale {subject} covers {len(kept)} of the {len(full)} "
                 f"augmentations: {', '.join(kept)}.")
     return kept, note
 
@@ -236,7 +238,7 @@ def projection_points(wf, paper: str, panel: dict) -> list[dict]:
         f = wf.run_projection(panel["augmentations"], method, sample, paper, bb, model["method"], wf.seeds[0])
     note = None
     if panel["augmentations"] in (wf.config.get("augmentation_sets") or {}):
-        note = panel_augmentations(wf, {**panel, "subject": "the projections"})[1]
+        note = panel_augmentations(wf, panel, subject="the projections")[1]
     return [{"series": panel.get("title", ""), "x": None, "metric": method, "method": model_name(model),
              "files": [f], "targets": [f], "note": note}]
 
