@@ -292,7 +292,7 @@ def test_token_pca_csv_holds_every_token_of_the_analysis(cfg, tmp_path):
 
 def test_caption_names_the_panels_a_note_holds_for_once():
     seeds, kept = f"At small scale {PANEL} uses seed(s) 1.", f"At small scale {PANEL} keeps x = 10, 20 (of 5, 10, 20)."
-    fixed = "At small scale the projections cover 4 of the 8 augmentations."
+    fixed = "At small scale 4 of the 8 augmentations are in the projections: a, b, c, d."
     panels = [{"title": "(a) STS"}, {"title": "(b) WDel"}, {}]
     points = [[{"note": seeds}, {"note": seeds}], [{"note": seeds}, {"note": kept}], [{"note": seeds}, {"note": fixed}]]
     assert caption_notes(panels, points) == ["At small scale every panel uses seed(s) 1.",

@@ -14,7 +14,7 @@ import torch
 import sentaug.config as sc
 from sentaug.evaluate import analysis as an
 from sentaug.evaluate.projection import pca_2d, project_cli, sample_texts, tsne_2d
-from sentaug.report.figures import render_figure
+from sentaug.report.figures import PANEL, render_figure
 from sentaug.report.panels_augmentation import pearson_pairwise
 from sentaug.report.panels_embedding import nli_histograms
 from sentaug.workflow import Workflow
@@ -250,8 +250,10 @@ def test_sweeps_have_one_point_per_declared_setting_and_the_declared_subset_at_d
     assert len(demo[2][0]["files"]) == 1                                  # seeds: {demo: 1}
     assert "keeps x = 10" in demo[2][0]["note"] and "seed(s) 1" in demo[2][0]["note"]
     table = _workflow(tmp_path, "demo").figure_points("x", "figure2")[0]
-    assert list(dict.fromkeys(p["x"] for p in table)) == sc.augmentation_set(sc.load_yaml(ROOT / "config.yaml"),
-                                                                              "augcse_single", "demo")
+    kept = sc.augmentation_set(sc.load_yaml(ROOT / "config.yaml"), "augcse_single", "demo")
+    assert list(dict.fromkeys(p["x"] for p in table)) == kept
+    assert table[0]["note"].startswith(f"At demo scale {len(kept)} of the 26 augmentations are in {PANEL}: "
+                                       f"{', '.join(kept)}.")
     full = _workflow(tmp_path, "paper").figure_points("x", "figure2")[0]
     assert len(full) == 26 * 4 and {p["x"] for p in full} == set(
         sc.load_yaml(ROOT / "config.yaml")["augmentation_sets"]["augcse_single"]["augmentations"])

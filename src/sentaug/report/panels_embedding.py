@@ -93,8 +93,6 @@ def eval_files(wf, paper: str, bb: str, series: dict, method: str, metric: str, 
     return [metric_file(wf, paper, bb, method, s, metric) for s in seeds]
 
 
-
-
 def panel_augmentations(wf, panel: dict, subject: str = PANEL) -> tuple[list[str], str | None]:
     """The panel's augmentations at this scale, and a note naming `subject` (the panel itself by default)
     when the scale's set keeps fewer than the declared one."""
@@ -104,8 +102,9 @@ def panel_augmentations(wf, panel: dict, subject: str = PANEL) -> tuple[list[str
     kept, full = wf.augmentation_set(augs), wf.config["augmentation_sets"][augs]["augmentations"]
     note = None
     if len(kept) < len(full):
-        note = (f"At {wf.scale} scale {subject} covers {len(kept)} of the {len(full)} "
-                f"augmentations: {', '.join(kept)}.")
+        # the verb agrees with the count, so the subject may be one panel, several or "the projections"
+        note = (f"At {wf.scale} scale {len(kept)} of the {len(full)} augmentations are in {subject}: "
+                f"{', '.join(kept)}.")
     return kept, note
 
 
