@@ -2,6 +2,8 @@
 declared value reusing the method's own run), and the numbers behind every panel (.csv) are the mean and sd of
 the result files, computed by hand here."""
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -300,3 +302,16 @@ def test_caption_names_the_panels_a_note_holds_for_once():
     assert caption_notes(panels[:1], points[:1]) == ["At small scale (a) STS uses seed(s) 1."]
     assert caption_notes(panels[:2], [[{"note": kept}], [{}, {"note": kept}]]) == [
         "At small scale every panel keeps x = 10, 20 (of 5, 10, 20)."]
+
+
+@pytest.mark.parametrize("first", ["panels_embedding", "panels_augmentation", "sources", "figures"])
+def test_any_figure_module_imports_first_and_figures_knows_every_documented_kind(first):
+    # a fresh interpreter, so that `first` is the report package's first module to load: no import cycle
+    code = (f"import sentaug.report.{first}; from sentaug.report.figures import PANEL_KINDS, PANEL_RECORDS; "
+            "print(' '.join(sorted(PANEL_KINDS))); print(' '.join(sorted(PANEL_RECORDS)))")
+    kinds, records = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                    check=True).stdout.splitlines()
+    documented = {"sweep", "bars", "token_pca", "result_curve", "nli_distances", "projection", "training_curve",
+                  "augmentation_sweep", "augmentation_table", "correlation"}   # the three modules' docstrings
+    assert set(kinds.split()) == documented
+    assert set(records.split()) == documented - {"sweep", "bars"}           # both read the metrics' files

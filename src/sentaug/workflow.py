@@ -479,7 +479,7 @@ class Workflow:
         train_summary.json (training time). Runs live under the leaderboard's paper component (shared below
         paper scale, so seeds the tables also train are trained once). Then the reference rows: the backbone
         untrained, one result file per column and no seeds or runs."""
-        from .report.figures import metric_file, pretrained_metric_file
+        from .report.sources import metric_file, pretrained_metric_file
 
         spec = self.leaderboard
         bb = self.stand_in(spec["backbone"])

@@ -6,9 +6,7 @@ A figure is a list of panels; a panel names its `kind` (PANEL_KINDS) and what fe
 every point's mean, sd and n (and the paper's value where its text gives one) to the CSV and draws the
 panels from that CSV's records, so the numbers in the picture are the numbers in the file.
 
-Metrics are `<result>.<key>`: `sts.avg`, `sts.STSBenchmark_dev` (sentaug evaluate sts), `<suite>.<key>`
-for a downstream suite's JSON (`transfer.avg`, `clustering.avg`, ...), `train.<key>` for a run's
-train_summary.json (`train.train_seconds`).
+Metrics are `<result>.<key>` (`sentaug.report.sources`).
 
 Panel kinds:
     sweep      x: {label, setting: <method key path>, values: [...], values_by_scale: {<scale>: [...]},
@@ -28,7 +26,8 @@ A kind is `PANEL_KINDS[name] = (points, draw)`; a kind whose points are not metr
 gives `PANEL_RECORDS[name]`, which turns a point into its CSV records. Below paper scale the paper's values are
 written beside our points rather than drawn on our axis: the scales differ too much to share one.
 More kinds live in `sentaug.report.panels_embedding` (projections, training curves, distributions) and
-`sentaug.report.panels_augmentation` (augmentation sweeps, per-augmentation tables, their correlations).
+`sentaug.report.panels_augmentation` (augmentation sweeps, per-augmentation tables, their correlations); each
+module declares its own PANEL_KINDS and PANEL_RECORDS, merged here (they import nothing from this module).
 Figure keys besides `caption`, `differs` and `panels`: `columns` (panels per row; default all in one row) and
 `panel_size` ([width, height] in inches of one panel).
 """
@@ -40,52 +39,9 @@ from pathlib import Path
 
 from .. import config as sc
 from ..io import atomic_path, read_json
-
-RESULT_FILES = {"train": "train_summary.json"}
-
-
-def metric_file(wf, paper: str, backbone: str, method: str, seed: int, metric: str) -> tuple[str, str]:
-    """(file to read, Snakemake target that makes it) for `metric` of a trained run."""
-    result = metric.split(".", 1)[0]
-    if result in RESULT_FILES:                       # a file inside the run folder (a directory output)
-        run = wf.run_dir(paper, backbone, method, seed)
-        return f"{run}/{RESULT_FILES[result]}", run
-    path = wf.run_eval(paper, backbone, method, seed, result)
-    return path, path
-
-
-def pretrained_metric_file(wf, backbone: str, pooler: str, metric: str) -> tuple[str, str]:
-    result = metric.split(".", 1)[0]
-    if result == "sts":
-        path = wf.pretrained_eval(backbone, pooler)
-    elif result in RESULT_FILES:
-        raise ValueError(f"metric '{metric}': a pre-trained backbone has no training run")
-    else:
-        path = wf.pretrained_suite_eval(backbone, result, pooler)
-    return path, path
-
-
-def metric_value(result: dict, metric: str) -> float:
-    key = metric.split(".", 1)[1]
-    if key not in result:
-        raise KeyError(f"metric '{metric}': result has no key '{key}' (has: {', '.join(sorted(result))})")
-    return float(result[key])
-
-
-def canonical_method(config: dict, method: str, overrides: dict, defaults: dict | None = None) -> str:
-    """The run name for `method` with `overrides`; settings equal to the declared ones are dropped so that the
-    point reuses the declared method's run. `defaults` gives the value a setting has when the method does not
-    declare it (e.g. {"positive.proportion": 1.0})."""
-    declared = sc.method_config(config, method)
-    changed = {}
-    for path, value in overrides.items():
-        try:
-            same = sc.get_setting(declared, path) == value
-        except sc.ConfigError:
-            same = path in (defaults or {}) and defaults[path] == value
-        if not same:
-            changed[path] = value
-    return sc.variant_name(method, changed)
+from . import panels_augmentation, panels_embedding
+from .panels_embedding import PANEL
+from .sources import canonical_method, metric_file, metric_value, pretrained_metric_file
 
 
 def _run_point(wf, paper: str, backbone: str, method: str, metric: str, labels: dict) -> dict:
@@ -286,13 +242,12 @@ def _draw_token_pca(ax, panel: dict, records: list[dict]) -> None:
     ax.set_ylabel("PC 2")
 
 
-# In a panel's note, where the panel's name goes: the caption names every panel that shares the note once.
-PANEL = "{panel}"
-
 PANEL_KINDS = {"sweep": (sweep_points, _draw_sweep), "bars": (bar_points, _draw_bars),
-               "token_pca": (token_pca_points, _draw_token_pca)}
+               "token_pca": (token_pca_points, _draw_token_pca),
+               **panels_embedding.PANEL_KINDS, **panels_augmentation.PANEL_KINDS}
 # Kinds whose CSV records are not a metric's mean over seeds: point -> records.
-PANEL_RECORDS = {"token_pca": _token_pca_records}
+PANEL_RECORDS = {"token_pca": _token_pca_records, **panels_embedding.PANEL_RECORDS,
+                 **panels_augmentation.PANEL_RECORDS}
 
 
 def figure_points(wf, paper: str, figure: str) -> list[list[dict]]:
@@ -437,5 +392,3 @@ def _wrap(text: str, width: int) -> list[str]:
 
     return textwrap.wrap(text, width) or [""]
 
-
-from . import panels_augmentation, panels_embedding  # noqa: E402,F401  (register their panel kinds)

@@ -136,7 +136,7 @@ def _row_backbone(wf, row: dict) -> str:
 
 # -- metrics: each column a `<result>.<key path>` of a run (or a pre-trained backbone) ------------------------
 def _metrics_inputs(wf, paper: str, row: dict) -> list:
-    from .figures import RESULT_FILES, pretrained_metric_file
+    from .sources import RESULT_FILES, pretrained_metric_file
 
     bb = _row_backbone(wf, row)
     results = list(dict.fromkeys(c.split(".", 1)[0] for c in row["columns"]))

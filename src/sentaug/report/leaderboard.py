@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .. import config as sc
 from ..io import atomic_path, read_json
-from .figures import metric_value
+from .sources import metric_value
 from .stats import Interval, paired_difference, t_interval
 
 TRAIN_TIME = "train.train_seconds"

@@ -1,4 +1,4 @@
-"""Panel kinds that compare augmentations (VaSCL Figs. 3-4, AugCSE Figs. 6-7), registered into
+"""Panel kinds that compare augmentations (VaSCL Figs. 3-4, AugCSE Figs. 6-7), merged into
 `sentaug.report.figures.PANEL_KINDS` like those of `sentaug.report.panels_embedding`, whose readers and
 keys (`backbone`, `seeds`) they share.
 
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .figures import PANEL, PANEL_KINDS, PANEL_RECORDS, canonical_method, metric_file
-from .panels_embedding import (draw_lines, eval_files, model_name, panel_augmentations, panel_seeds, read_value,
-                               seed_note, value_point)
+from .panels_embedding import (PANEL, draw_lines, eval_files, model_name, panel_augmentations, panel_seeds,
+                               read_value, seed_note, value_point)
+from .sources import canonical_method, metric_file
 
 # ---------------------------------------------------------------------------------------------- augmentation_sweep
 
@@ -213,12 +213,11 @@ def draw_correlation(ax, panel: dict, records: list[dict]) -> None:
     ax.set_yticks(range(len(cols)), cols, fontsize=6)
 
 
-# ---------------------------------------------------------------------------------------------- registration
+# ---------------------------------------------------------------------------------------------- kinds
 
-PANEL_KINDS.update({
+PANEL_KINDS = {
     "augmentation_sweep": (augmentation_sweep_points, draw_augmentation_sweep),
     "augmentation_table": (augmentation_table_points, draw_augmentation_table),
     "correlation": (correlation_points, draw_correlation),
-})
-PANEL_RECORDS.update({"augmentation_sweep": read_value, "augmentation_table": read_value,
-                      "correlation": read_correlation})
+}
+PANEL_RECORDS = {"augmentation_sweep": read_value, "augmentation_table": read_value, "correlation": read_correlation}

@@ -1,4 +1,4 @@
-"""Panel kinds of the representation figures (VaSCL Fig. 2, AugCSE Figs. 2-5), registered into
+"""Panel kinds of the representation figures (VaSCL Fig. 2, AugCSE Figs. 2-5), merged into
 `sentaug.report.figures.PANEL_KINDS`; each kind's reader (PANEL_RECORDS) turns the result files behind a
 point into the records that are written to the figure's CSV and drawn.
 
@@ -24,7 +24,10 @@ import statistics
 import numpy as np
 
 from ..io import read_json
-from .figures import PANEL, PANEL_KINDS, PANEL_RECORDS, metric_file, pretrained_metric_file
+from .sources import metric_file, pretrained_metric_file
+
+# In a panel's note, where the panel's name goes: the caption names every panel that shares the note once.
+PANEL = "{panel}"
 
 # ---------------------------------------------------------------------------------------------- reading
 
@@ -324,13 +327,13 @@ def draw_training_curve(ax, panel: dict, records: list[dict]) -> None:
     ax.set_ylabel(panel["y"]["label"])
 
 
-# ---------------------------------------------------------------------------------------------- registration
+# ---------------------------------------------------------------------------------------------- kinds
 
-PANEL_KINDS.update({
+PANEL_KINDS = {
     "result_curve": (result_curve_points, draw_result_curve),
     "nli_distances": (nli_points, draw_nli),
     "projection": (projection_points, draw_projection),
     "training_curve": (training_curve_points, draw_training_curve),
-})
-PANEL_RECORDS.update({"result_curve": read_value, "nli_distances": read_nli, "projection": read_projection,
-                      "training_curve": read_curve})
+}
+PANEL_RECORDS = {"result_curve": read_value, "nli_distances": read_nli, "projection": read_projection,
+                 "training_curve": read_curve}
