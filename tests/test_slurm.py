@@ -168,11 +168,14 @@ def test_requeued_training_job_resumes_bit_identical(long_reference, tmp_path):
             time.sleep(0.05)
         assert job, "the training job never reached its second checkpoint"
         subprocess.run(["scontrol", "requeue", job], check=True)
-        # A requeued job waits about two minutes before it may start again; the test lets it start now.
+        # A requeued job waits about two minutes before it may start again; the test lets it start sooner, but
+        # not within the second its old credential was revoked: slurmd refuses a credential that is not newer
+        # ("Killing non-startable batch job: Job credential revoked"), and that incarnation FAILS.
         for _ in range(100):
             if scontrol_job(job)["JobState"] == "PENDING":
                 break
             time.sleep(0.1)
+        time.sleep(2)
         subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], check=True)
         assert proc.wait(timeout=900) == 0, (tmp_path / "snakemake.log").read_text()[-4000:]
     finally:
