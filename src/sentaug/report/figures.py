@@ -245,7 +245,7 @@ def _draw_token_pca(ax, panel: dict, records: list[dict]) -> None:
 PANEL_KINDS = {"sweep": (sweep_points, _draw_sweep), "bars": (bar_points, _draw_bars),
                "token_pca": (token_pca_points, _draw_token_pca),
                **panels_embedding.PANEL_KINDS, **panels_augmentation.PANEL_KINDS}
-# Kinds whose CSV records are not a metric's mean over seeds: point -> records.
+# Kinds that read their own points into CSV records (point -> records); `sweep` and `bars` are `summarise_points`'.
 PANEL_RECORDS = {"token_pca": _token_pca_records, **panels_embedding.PANEL_RECORDS,
                  **panels_augmentation.PANEL_RECORDS}
 
