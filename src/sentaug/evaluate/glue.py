@@ -251,7 +251,7 @@ def finetune_task(model_path: str, task: str, train: GlueSplit, evals: dict[str,
         scheduler.step()
         losses.append(float(loss.detach()))
         if progress:
-            bar.set_postfix(loss=f"{losses[-1]:.4f}")
+            bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)   # shown at the bar's next redraw
     per_split = {}
     for name, split in evals.items():
         preds = predict(backbone, head, tokenizer, split, pooler, regression, cfg.eval_batch_size,
