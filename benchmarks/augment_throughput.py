@@ -10,14 +10,14 @@ Measures, on the corpus (default: the first 11,914 lines of SimCSE's wiki1m):
 Rates are whole-run rates and marginal rates: (N - n0) / (t(N) - t(n0)) from a run on the first
 n0 = --small lines, i.e. without the fixed cost of loading spaCy, word lists or a model, starting processes,
 hashing the corpus (an untimed-as-rate first run on the n0 lines loads what is cached in the process; its
-extra time is counted as that augmentation's fixed cost). `backbone:<paper backbone>` parameters resolve to the `--scale` stand-in
-under --backbones (built by the workflow: `snakemake results/backbones/minilm ...`).
+extra time is counted as that augmentation's fixed cost). `backbone:<paper backbone>` parameters resolve to
+the `--scale` stand-in under --backbones (built by the workflow: `snakemake results/backbones/minilm ...`).
 
 Projection to 1M lines on a 16-core node, as Snakemake would run it there with `workers: 16`: the parse,
 then the augment jobs, each over chunks of lines in 16 processes. Each stage takes its fixed cost +
 1M / (16 x its marginal 1-process rate x the parallel efficiency measured here with the most workers, for the
-parse and for the slowest rule over the cached parse: an assumption, chunks being independent). Reported for the spaCy-based caches (the issue's goal:
-within 15 minutes) and for all caches.
+parse and for the slowest rule over the cached parse: an assumption, chunks being independent). Reported for
+the spaCy-based caches (the issue's goal: within 15 minutes) and for all caches.
 """
 from __future__ import annotations
 
@@ -123,8 +123,9 @@ def main(argv=None) -> int:
             op, params = augs[slowest]
             _, s = timed(build_cache, op, corpus, tmp / "a.parquet", seed=a.seed, params=params, parse=parse_path,
                          workers=max(workers))
+            efficiency = res["augmentations"][slowest]["seconds"] / (s * max(workers))
             res["rule_workers"] = {"augmentation": slowest, "workers": max(workers), "seconds": round(s, 2),
-                                   "efficiency": round(res["augmentations"][slowest]["seconds"] / (s * max(workers)), 3)}
+                                   "efficiency": round(efficiency, 3)}
             print(f"{slowest} over the cached parse with {max(workers)} workers: {s:.1f} s, "
                   f"efficiency {res['rule_workers']['efficiency']}", flush=True)
         for op, params in VARIANTS:

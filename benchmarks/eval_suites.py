@@ -6,8 +6,8 @@
 Defaults: the offline all-MiniLM-L6-v2 with mean pooling. Each suite is timed in two parts, embedding (every
 distinct sentence once) and scoring, and the total is reported. `--compare-solvers TASKS` also runs the
 L-BFGS solver (`--solver lbfgs`: SentEval's objective solved to convergence) on the same embeddings for those
-transfer tasks and prints the per-task difference from the default, SentEval's early-stopped classifier. `--cache DIR` keeps the embeddings
-(.npy per suite) so a second run only re-scores.
+transfer tasks and prints the per-task difference from the default, SentEval's early-stopped classifier.
+`--cache DIR` keeps the embeddings (.npy per suite) so a second run only re-scores.
 """
 from __future__ import annotations
 

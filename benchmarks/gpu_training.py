@@ -425,8 +425,8 @@ def section_dev_eval(args, tmp: Path) -> dict:
             scores.append(fn())
             clock.sync()
             seconds.append(time.perf_counter() - start)
-        return {"median_ms": median_ms(seconds[1:] if repeats > 1 else seconds), "first_ms": round(1000 * seconds[0], 1),
-                "score": scores[-1]}
+        return {"median_ms": median_ms(seconds[1:] if repeats > 1 else seconds),
+                "first_ms": round(1000 * seconds[0], 1), "score": scores[-1]}
 
     out = {"n_sentences": len(evaluator.sentences), "ours": timed(lambda: evaluator(model, tok)),
            "before": timed(lambda: legacy_dev_eval(model, tok, evaluator))}

@@ -402,8 +402,8 @@ def test_number_words_against_hand_values():
 def test_seq2seq_augmentations_with_a_local_model(tmp_path, minilm_path):
     """A tiny random BART with MiniLM's WordPiece tokenizer stands in for the translation and Styleformer
     models. Expectations are decoded independently, one line at a time: DiverseParaphrase's output is one of
-    the back-translation beams of the forward translation (greedy: the model's setting); Casual2Formal's is the best beam. A batch of
-    lines of different lengths (padding) gives what each line gives alone."""
+    the back-translation beams of the forward translation (greedy: the model's setting); Casual2Formal's is the
+    best beam. A batch of lines of different lengths (padding) gives what each line gives alone."""
     import torch
     from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
 

@@ -22,10 +22,11 @@ def test_random_backbones_are_deterministic_and_sized_from_config(tmp_path, name
     model = AutoModel.from_pretrained(tmp_path / "a")
     tok = AutoTokenizer.from_pretrained(tmp_path / "a")
     assert model.config.model_type == arch
-    assert (model.config.num_hidden_layers, model.config.hidden_size) == (spec["size"]["layers"], spec["size"]["hidden"])
+    layers, hidden = spec["size"]["layers"], spec["size"]["hidden"]
+    assert (model.config.num_hidden_layers, model.config.hidden_size) == (layers, hidden)
     assert model.config.vocab_size == len(tok) == vocab
     ids = tok("The river flows north.")["input_ids"]
-    assert tok.unk_token_id not in ids and model(torch.tensor([ids])).last_hidden_state.shape[-1] == spec["size"]["hidden"]
+    assert tok.unk_token_id not in ids and model(torch.tensor([ids])).last_hidden_state.shape[-1] == hidden
 
 
 def test_package_backbone_is_the_shipped_minilm(tmp_path, minilm_path):

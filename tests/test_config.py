@@ -23,7 +23,8 @@ def test_shipped_config_and_papers_are_valid(cfg):
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda c: c["scales"]["demo"]["train"].update(batchsize=8), r"scales\.demo\.train': Additional properties .*'batchsize'"),
+    (lambda c: c["scales"]["demo"]["train"].update(batchsize=8),
+     r"scales\.demo\.train': Additional properties .*'batchsize'"),
     (lambda c: c["train"].update(batch_size="64"), r"'train\.batch_size': '64' is not of type 'integer'"),
     (lambda c: c.update(scale="huge"), r"'scale': 'huge' is not one of"),
     (lambda c: c.update(colour="blue"), r"'<top level>': Additional properties .*'colour'"),

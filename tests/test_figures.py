@@ -274,7 +274,8 @@ def test_token_pca_csv_holds_every_token_of_the_analysis(cfg, tmp_path):
     wf = Workflow(cfg, results=str(tmp_path / "R"))
     panels = wf.figure_points("x", "figure1")
     file = Path(panels[0][0]["files"][0])
-    assert file == tmp_path / "R/analysis/token_pca/demo_corpus/tiny-roberta.json" and panels[1][0]["files"] == [str(file)]
+    assert file == tmp_path / "R/analysis/token_pca/demo_corpus/tiny-roberta.json"
+    assert panels[1][0]["files"] == [str(file)]
     tokens = {"id": [5, 9, 12], "token": ["Ġthe", "ĠParis", "ing"], "category": ["lower", "upper", "subtoken"],
               "pc1": [0.5, -1.25, 2.0], "pc2": [1.0, 0.0, -3.5], "frequency": [40, 2, 0]}
     file.parent.mkdir(parents=True)

@@ -138,6 +138,8 @@ def test_a_papers_recipe_sets_a_methods_objectives_at_paper_scale():
     """AugCSE Table 10: lambda 5e-3 for BERT-base, 1e-4 for RoBERTa-base (papers/augcse.yaml's recipe)."""
     paper = sc.load_paper({**CONFIG, "papers_dir": str(__import__("pathlib").Path(__file__).parents[1] / "papers")},
                           "augcse")
-    weight = lambda bb, scale: sc.train_spec(CONFIG, paper, bb, "augcse", 42, scale=scale)["objectives"][0]["weight"]  # noqa: E731
+    def weight(backbone, scale):
+        return sc.train_spec(CONFIG, paper, backbone, "augcse", 42, scale=scale)["objectives"][0]["weight"]
+
     assert (weight("bert-base-uncased", "paper"), weight("roberta-base", "paper")) == (5e-3, 1e-4)
     assert weight("roberta-base", "demo") == 5e-3          # below paper scale no recipe applies

@@ -55,7 +55,8 @@ def test_sts_table_values_and_caption(files):
     tex = (root / "t4.tex").read_text()
     assert r"+PI \& more (n=2) & 71.50 $\pm$ 2.12 & 76.50 $\pm$ 0.71 \\" in tex
     assert r"\quad $\Delta$ & -0.34 & -0.85 \\" in tex
-    assert r"Built at scale \texttt{demo}, below paper scale (stand-in backbones: tiny-bert for bert-base-uncased" in tex
+    assert (r"Built at scale \texttt{demo}, below paper scale "
+            r"(stand-in backbones: tiny-bert for bert-base-uncased") in tex
 
 
 def test_caption_says_a_table_counted_from_the_official_files_alone_compares_with_the_paper():

@@ -46,7 +46,8 @@ def test_the_report_lists_every_declared_table_and_figure_per_paper(tmp_path):
         short = paper.get("short", name)
         for kind, key in (("Tables", "tables"), ("Figures", "figures")):
             for item in paper.get(key, {}):
-                expected.setdefault(short, {}).setdefault(kind, []).append(f"{tmp_path}/R/report/{key}/{name}/{item}.html")
+                page = f"{tmp_path}/R/report/{key}/{name}/{item}.html"
+                expected.setdefault(short, {}).setdefault(kind, []).append(page)
     expected["Leaderboard"] = {"Tables": [f"{tmp_path}/R/report/leaderboard.html"]}
     assert {c: {s: sorted(f) for s, f in sub.items()} for c, sub in categories.items()} == \
         {c: {s: sorted(f) for s, f in sub.items()} for c, sub in expected.items()}

@@ -176,7 +176,8 @@ SENTENCES = [
     "The book that I bought is red.", "In 1850, a new era.", "They were founded as colonies.",
     "When the war ended, he returned home.", "She said that he would come.", TABLE1,
     "The committee, which met on Tuesday, approved the plan.", "Great stuff.", "The river flows north.",
-    "Many people were attracted to the city, and it grew quickly.", "It was into this setting that a meeting was called.",
+    "Many people were attracted to the city, and it grew quickly.",
+    "It was into this setting that a meeting was called.",
 ]
 
 
@@ -223,7 +224,8 @@ def test_different_seeds_differ(nlp, corpus, tmp_path):
     parse_corpus(corpus, tmp_path / "p.spacy")
     outs = {}
     for seed in (1, 2, 1):
-        build_cache("punctuation_insertion", corpus, tmp_path / f"s{seed}.parquet", seed=seed, parse=tmp_path / "p.spacy")
+        build_cache("punctuation_insertion", corpus, tmp_path / f"s{seed}.parquet", seed=seed,
+                    parse=tmp_path / "p.spacy")
         outs.setdefault(seed, []).append(pd.read_parquet(tmp_path / f"s{seed}.parquet")["augmented"].tolist())
     assert outs[1][0] == outs[1][1]                     # same seed: same output
     assert outs[1][0] != outs[2][0]                     # other seed: other choices

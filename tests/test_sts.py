@@ -146,7 +146,8 @@ def test_readers_on_fixture():
     assert senteval.sts_topics(FIX / "sts" / "STS13-en-test") == ["delta", "gamma"]
     sick = senteval.read_split(FIX, "SICKRelatedness", "test")  # CRLF file
     assert sick.s2[0] == "cos 0.20 sick test one" and sick.gold.tolist() == [1.0, 4.6, 3.2, 2.0]
-    assert senteval.read_split(FIX, "STSBenchmark", "train").s2 == ["train only sentence one", "train only sentence two"]
+    train = senteval.read_split(FIX, "STSBenchmark", "train")
+    assert train.s2 == ["train only sentence one", "train only sentence two"]
 
 
 def test_reader_errors_name_the_file(tmp_path):
@@ -215,7 +216,8 @@ def _independent_pairs(root: Path) -> dict[str, tuple[list, list, list]]:
         s1, s2, gold = [], [], []
         for inp in sorted((root / "sts" / f"{year}-en-test").glob("STS.input.*.txt")):
             gs = inp.with_name(inp.name.replace("STS.input.", "STS.gs."))
-            for line, g in zip(inp.read_text(encoding="utf-8").splitlines(), gs.read_text(encoding="utf-8").splitlines()):
+            lines, golds = (f.read_text(encoding="utf-8").splitlines() for f in (inp, gs))
+            for line, g in zip(lines, golds):
                 if g != "":
                     a, b = line.split("\t")
                     s1.append(norm(a.split())), s2.append(norm(b.split())), gold.append(float(g))
@@ -226,7 +228,8 @@ def _independent_pairs(root: Path) -> dict[str, tuple[list, list, list]]:
                            [float(r[4]) for r in rows])
     with open(root / "sick" / "SICK_test_annotated.txt", encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
-    out["SICKRelatedness"] = ([norm(r["sentence_A"].split()) for r in rows], [norm(r["sentence_B"].split()) for r in rows],
+    out["SICKRelatedness"] = ([norm(r["sentence_A"].split()) for r in rows],
+                              [norm(r["sentence_B"].split()) for r in rows],
                               [float(r["relatedness_score"]) for r in rows])
     return out
 
@@ -248,7 +251,8 @@ def minilm_both(mirror, minilm_path):
     vec = dict(zip(uniq, st.encode(uniq, batch_size=128, convert_to_numpy=True)))  # mean pooling + L2 norm
     theirs = {}
     for task, (s1, s2, gold) in pairs.items():
-        cos = [float(np.dot(vec[a], vec[b]) / (np.linalg.norm(vec[a]) * np.linalg.norm(vec[b]))) for a, b in zip(s1, s2)]
+        cos = [float(np.dot(vec[a], vec[b]) / (np.linalg.norm(vec[a]) * np.linalg.norm(vec[b])))
+               for a, b in zip(s1, s2)]
         theirs[task] = 100 * spearmanr(cos, gold)[0]
     return ours, theirs
 

@@ -160,7 +160,8 @@ def test_paper_scale_runs_read_the_token_files_of_their_corpus_and_caches(tmp_pa
 
     root = Path(__file__).resolve().parents[1]
     r = tmp_path / "results"
-    runs = [f"{r}/runs/paper/clear/roberta-base/clear_subs/seed42", f"{r}/runs/paper/sda/bert-base-uncased/sda_pi/seed42",
+    runs = [f"{r}/runs/paper/clear/roberta-base/clear_subs/seed42",
+            f"{r}/runs/paper/sda/bert-base-uncased/sda_pi/seed42",
             f"{r}/runs/paper/cards/bert-base-uncased/cards/seed42"]
     run = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-p", "--nolock", *runs, "--config",
                           f"results={r}", "scale=paper"], cwd=root, capture_output=True, text=True)
@@ -169,7 +170,8 @@ def test_paper_scale_runs_read_the_token_files_of_their_corpus_and_caches(tmp_pa
                                                          run.stdout)}
     t = f"{r}/tokens/wiki1m"
     assert tokens == {
-        runs[0]: [f"{t}/roberta-base/len32-added-del/corpus.npz", f"{t}/roberta-base/len32-added-del/clear_subs/seed42.npz",
+        runs[0]: [f"{t}/roberta-base/len32-added-del/corpus.npz",
+                  f"{t}/roberta-base/len32-added-del/clear_subs/seed42.npz",
                   f"{t}/roberta-base/len32-added-del/clear_subs/seed142.npz"],
         runs[1]: [f"{t}/bert-base-uncased/len32/corpus.npz", f"{t}/bert-base-uncased/len32/sda_pi/seed42.npz"],
         runs[2]: [f"{t}/bert-base-uncased/len32/corpus.npz"]}     # CARDS: the retrieval pool is in the corpus
@@ -212,7 +214,8 @@ def test_token_level_cache_entries_are_mapped_as_the_trainer_maps_them(tokenizer
     tokens = tokenizer.tokenize("the river flows north .")
     texts = [TOKENS_PREFIX + " ".join(tokens), "a plain text", TOKENS_PREFIX + " ".join(reversed(tokens))]
     table = TokenTable.build(tokenizer, texts, max_length)
-    assert_same(BatchTokenizer(tokenizer, max_length, [table]).encode(texts), encode_mixed(tokenizer, texts, max_length))
+    assert_same(BatchTokenizer(tokenizer, max_length, [table]).encode(texts),
+                encode_mixed(tokenizer, texts, max_length))
     # by hand: the first entry is exactly the text's own encoding
     assert BatchTokenizer(tokenizer, max_length, [table]).encode(texts[:1])["input_ids"][0].tolist() == \
         tokenizer("the river flows north .", truncation=True, max_length=max_length)["input_ids"]

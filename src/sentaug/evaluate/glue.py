@@ -210,7 +210,7 @@ def finetune_task(model_path: str, task: str, train: GlueSplit, evals: dict[str,
     steps_per_epoch = math.ceil(n / cfg.batch_size)
     total = cfg.max_steps if cfg.max_steps else max(1, math.ceil(cfg.epochs * steps_per_epoch))
     no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
-    params = [(k, p) for k, p in [*backbone.named_parameters(), *(("head." + k, p) for k, p in head.named_parameters())]]
+    params = [*backbone.named_parameters(), *(("head." + k, p) for k, p in head.named_parameters())]
     groups = [{"params": [p for k, p in params if not k.endswith(no_decay)], "weight_decay": cfg.weight_decay},
               {"params": [p for k, p in params if k.endswith(no_decay)], "weight_decay": 0.0}]
     optimizer = torch.optim.AdamW(groups, lr=cfg.learning_rate)

@@ -82,7 +82,8 @@ def describe_model_size_cli(spec: dict, backbone: str, out: str) -> dict:
 
     sizes = model_sizes(spec, backbone)
     record = {"method": spec["method"], "backbone": spec["backbone"], "scale": spec["scale"], **sizes,
-              "train_millions": round(sizes["train"] / 1e6, 1), "inference_millions": round(sizes["inference"] / 1e6, 1)}
+              "train_millions": round(sizes["train"] / 1e6, 1),
+              "inference_millions": round(sizes["inference"] / 1e6, 1)}
     write_json(out, record)
     print(f"{spec['method']} on {spec['backbone']}: {sizes['train']:,} parameters in training, "
           f"{sizes['inference']:,} at inference ({sizes['parts']})")

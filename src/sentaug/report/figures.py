@@ -191,8 +191,9 @@ def _draw_bars(ax, panel: dict, records: list[dict]) -> None:
 
 
 def token_pca_points(wf, paper: str, panel: dict) -> list[dict]:
-    file = wf.token_pca_file(wf.stand_in(panel["backbone"]))
-    return [{"series": "tokens", "x": None, "metric": "token_pca", "method": f"pretrained:{wf.stand_in(panel['backbone'])}",
+    backbone = wf.stand_in(panel["backbone"])
+    file = wf.token_pca_file(backbone)
+    return [{"series": "tokens", "x": None, "metric": "token_pca", "method": f"pretrained:{backbone}",
              "files": [file], "targets": [file], "paper": None}]
 
 
