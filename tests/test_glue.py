@@ -160,6 +160,28 @@ def test_tiny_finetuning_learns_separable_task(tmp_path, minilm_path):
     assert r1["last_loss"] == r2["last_loss"] and r1["score"] == 100.0
 
 
+def test_a_glue_log_holds_a_redraw_every_30_s_not_one_per_step(tmp_path, minilm_path):
+    """In a job's log file (stderr not a terminal) the bar is redrawn every 30 s (sentaug.cli); the loss shown
+    beside it must not force a redraw at every step, as it did (one frame per step: 40 here)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    model = tiny_backbone(tmp_path / "tiny", minilm_path)
+    write_glue(tmp_path, "SST-2", "dev", "sentence\tlabel", [(s, "1") for s in POS] + [(s, "0") for s in NEG])
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_")} | {"OMP_NUM_THREADS": "1"}
+    start = time.monotonic()
+    with open(tmp_path / "job.log", "w") as log:
+        subprocess.run([sys.executable, "-m", "sentaug.cli", "evaluate", "glue", "--model", model, "--pooler", "avg",
+                        "--data", str(tmp_path), "--tasks", "SST-2", "--max-steps", "40", "--train-on-dev",
+                        "--lr", "3e-3", "--train-batch-size", "8", "--out", str(tmp_path / "glue.json")],
+                       stdout=subprocess.DEVNULL, stderr=log, env=environ, check=True)
+    frames = (tmp_path / "job.log").read_text().replace("\r", "\n").count("glue SST-2:")
+    # the first and the last frame, and one per 30 s in between however slow this machine is today
+    assert 2 <= frames <= 2 + (time.monotonic() - start) // 30
+
+
 def test_zip_download_path(tmp_path, monkeypatch):
     """The official route for GLUE: one zip per task, members <Task>/<file>, each file checked against its pin."""
     monkeypatch.delenv("SENTAUG_MIRROR", raising=False)

@@ -547,8 +547,8 @@ def build_parser() -> argparse.ArgumentParser:
 def space_progress_in_logs(stream=None, environ=None) -> None:
     """Redraw progress bars at most every LOG_PROGRESS_INTERVAL_S seconds when `stream` is not a terminal.
 
-    A job's stderr is its log file, where tqdm's ten redraws a second pile up as carriage returns: 90 KB of
-    them for one small-scale GLUE evaluation, megabytes for a paper-scale training. tqdm takes its defaults
+    A job's stderr is its log file, where tqdm's redraws (up to ten a second) pile up: 90 KB of them for one
+    small-scale GLUE evaluation, one per step of a paper-scale training. tqdm takes its defaults
     from TQDM_* variables when it is first imported, which no handler has done yet (they import lazily), and
     child processes (torchrun's, worker pools) inherit them. A value the user set wins."""
     stream, environ = stream or sys.stderr, os.environ if environ is None else environ
