@@ -9,30 +9,30 @@ import pytest
 from sentaug.cli import LOG_PROGRESS_INTERVAL_S
 
 # What a handler does: tqdm imported after the command line started, its bar drawn on stderr.
-BAR_INTERVAL = ("import sys; from sentaug.cli import space_progress_in_logs; space_progress_in_logs(); "
-                "from tqdm.auto import tqdm; print(tqdm(range(3)).mininterval)")
+BAR_INTERVALS = ("from sentaug.cli import space_progress_in_logs; space_progress_in_logs(); "
+                "from tqdm.auto import tqdm; bar = tqdm(range(3)); print(bar.mininterval, bar.maxinterval)")
 
 
-def bar_interval(stderr, **env) -> float:
+def bar_intervals(stderr, **env) -> tuple[float, float]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_")} | env
-    run = subprocess.run([sys.executable, "-c", BAR_INTERVAL], stdout=subprocess.PIPE, stderr=stderr,
+    run = subprocess.run([sys.executable, "-c", BAR_INTERVALS], stdout=subprocess.PIPE, stderr=stderr,
                          env=environ, text=True, check=True)
-    return float(run.stdout)
+    return tuple(float(x) for x in run.stdout.split())
 
 
 def test_a_bar_in_a_log_file_is_redrawn_every_30_s(tmp_path):
     with open(tmp_path / "job.log", "w") as log:
-        assert bar_interval(log) == LOG_PROGRESS_INTERVAL_S == 30
+        assert bar_intervals(log) == (LOG_PROGRESS_INTERVAL_S, LOG_PROGRESS_INTERVAL_S) == (30, 30)
 
 
-def test_a_bar_on_a_terminal_keeps_tqdms_tenth_of_a_second():
+def test_a_bar_on_a_terminal_keeps_tqdms_intervals():
     leader, follower = pty.openpty()
     try:
-        assert bar_interval(follower) == pytest.approx(0.1)   # tqdm's own default
+        assert bar_intervals(follower) == pytest.approx((0.1, 10))   # tqdm's own defaults
     finally:
         os.close(leader), os.close(follower)
 
 
 def test_an_interval_the_user_set_wins(tmp_path):
     with open(tmp_path / "job.log", "w") as log:
-        assert bar_interval(log, TQDM_MININTERVAL="2.5") == 2.5
+        assert bar_intervals(log, TQDM_MININTERVAL="2.5") == (2.5, 30)

@@ -550,10 +550,13 @@ def space_progress_in_logs(stream=None, environ=None) -> None:
     A job's stderr is its log file, where tqdm's redraws (up to ten a second) pile up: 90 KB of them for one
     small-scale GLUE evaluation, one per step of a paper-scale training. tqdm takes its defaults
     from TQDM_* variables when it is first imported, which no handler has done yet (they import lazily), and
-    child processes (torchrun's, worker pools) inherit them. A value the user set wins."""
+    child processes (torchrun's, worker pools) inherit them. A value the user set wins. The maximum interval
+    goes up too: at tqdm's 10 s its monitor thread redraws a bar that has not been drawn for that long with its
+    old count, a frame that says nothing new."""
     stream, environ = stream or sys.stderr, os.environ if environ is None else environ
     if not stream.isatty():
-        environ.setdefault("TQDM_MININTERVAL", str(LOG_PROGRESS_INTERVAL_S))
+        for name in ("TQDM_MININTERVAL", "TQDM_MAXINTERVAL"):
+            environ.setdefault(name, str(LOG_PROGRESS_INTERVAL_S))
 
 
 def main(argv: list[str] | None = None) -> int:
