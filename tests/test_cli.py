@@ -35,4 +35,4 @@ def test_a_bar_on_a_terminal_keeps_tqdms_intervals():
 
 def test_an_interval_the_user_set_wins(tmp_path):
     with open(tmp_path / "job.log", "w") as log:
-        assert bar_intervals(log, TQDM_MININTERVAL="2.5") == (2.5, 30)
+        assert bar_intervals(log, TQDM_MININTERVAL="60") == (60, 60)   # the maximum follows it

@@ -2,7 +2,11 @@
 GLUE's layouts, and a tiny fine-tuning run that must learn a trivially separable task."""
 import json
 import math
+import os
 import random
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -163,11 +167,6 @@ def test_tiny_finetuning_learns_separable_task(tmp_path, minilm_path):
 def test_a_glue_log_holds_a_redraw_every_30_s_not_one_per_step(tmp_path, minilm_path):
     """In a job's log file (stderr not a terminal) the bar is redrawn every 30 s (sentaug.cli); the loss shown
     beside it must not force a redraw at every step, as it did (one frame per step: 40 here)."""
-    import os
-    import subprocess
-    import sys
-    import time
-
     model = tiny_backbone(tmp_path / "tiny", minilm_path)
     write_glue(tmp_path, "SST-2", "dev", "sentence\tlabel", [(s, "1") for s in POS] + [(s, "0") for s in NEG])
     environ = {k: v for k, v in os.environ.items() if not k.startswith("TQDM_")} | {"OMP_NUM_THREADS": "1"}

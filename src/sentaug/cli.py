@@ -545,18 +545,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def space_progress_in_logs(stream=None, environ=None) -> None:
-    """Redraw progress bars at most every LOG_PROGRESS_INTERVAL_S seconds when `stream` is not a terminal.
+    """Redraw progress bars every LOG_PROGRESS_INTERVAL_S seconds when `stream` is not a terminal.
 
     A job's stderr is its log file, where tqdm's redraws (up to ten a second) pile up: 90 KB of them for one
-    small-scale GLUE evaluation, one per step of a paper-scale training. tqdm takes its defaults
-    from TQDM_* variables when it is first imported, which no handler has done yet (they import lazily), and
-    child processes (torchrun's, worker pools) inherit them. A value the user set wins. The maximum interval
-    goes up too: at tqdm's 10 s its monitor thread redraws a bar that has not been drawn for that long with its
-    old count, a frame that says nothing new."""
+    small-scale GLUE evaluation, one per step of a paper-scale training. tqdm takes its defaults from TQDM_*
+    variables when it is first imported, which no handler has done yet (they import lazily), and child
+    processes (torchrun's, worker pools) inherit them. A minimum interval the user set wins. The maximum
+    follows the minimum: below it (tqdm's 10 s), tqdm's monitor thread redraws a bar that has not been drawn
+    for that long with its old count, a frame that says nothing new."""
     stream, environ = stream or sys.stderr, os.environ if environ is None else environ
     if not stream.isatty():
-        for name in ("TQDM_MININTERVAL", "TQDM_MAXINTERVAL"):
-            environ.setdefault(name, str(LOG_PROGRESS_INTERVAL_S))
+        minimum = environ.setdefault("TQDM_MININTERVAL", str(LOG_PROGRESS_INTERVAL_S))
+        environ.setdefault("TQDM_MAXINTERVAL", minimum)
 
 
 def main(argv: list[str] | None = None) -> int:
