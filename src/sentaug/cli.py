@@ -544,8 +544,8 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def space_progress_in_logs(stream=None, environ=None) -> None:
-    """Redraw progress bars every LOG_PROGRESS_INTERVAL_S seconds when `stream` is not a terminal.
+def space_progress_in_logs() -> None:
+    """Redraw progress bars every LOG_PROGRESS_INTERVAL_S seconds when stderr is not a terminal.
 
     A job's stderr is its log file, where tqdm's redraws (up to ten a second) pile up: 90 KB of them for one
     small-scale GLUE evaluation, one per step of a paper-scale training. tqdm takes its defaults from TQDM_*
@@ -553,10 +553,9 @@ def space_progress_in_logs(stream=None, environ=None) -> None:
     processes (torchrun's, worker pools) inherit them. A minimum interval the user set wins. The maximum
     follows the minimum: below it (tqdm's 10 s), tqdm's monitor thread redraws a bar that has not been drawn
     for that long with its old count, a frame that says nothing new."""
-    stream, environ = stream or sys.stderr, os.environ if environ is None else environ
-    if not stream.isatty():
-        minimum = environ.setdefault("TQDM_MININTERVAL", str(LOG_PROGRESS_INTERVAL_S))
-        environ.setdefault("TQDM_MAXINTERVAL", minimum)
+    if not sys.stderr.isatty():
+        minimum = os.environ.setdefault("TQDM_MININTERVAL", str(LOG_PROGRESS_INTERVAL_S))
+        os.environ.setdefault("TQDM_MAXINTERVAL", minimum)
 
 
 def main(argv: list[str] | None = None) -> int:
