@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from sentaug.augment import cards
+from sentaug.augment.token_sequences import decode_tokens
 
 MODELS = Path(os.environ.get("SENTAUG_MODEL_MIRROR") or Path(__file__).resolve().parents[2] / "shared" / "models")
 WORDS = [f"word{chr(97 + i)}" for i in range(20)]          # 20 switchable lowercase words
@@ -142,7 +143,7 @@ def test_bpe_with_no_dropout_reproduces_the_tokenizer_and_full_dropout_gives_byt
     ours = [t for j, w in enumerate(text.split()) for piece in wt.pieces(w, j == 0) for t in wt.bpe(piece)]
     assert ours == wt.tok.tokenize(text)                              # reference: the tokenizers library
     assert cards.bpe_dropout(text, random.Random(0), p=0.0, tokenizer=roberta) == text
-    tokens = cards.decode_tokens(cards.bpe_dropout(text, random.Random(0), p=1.0, tokenizer=roberta))
+    tokens = decode_tokens(cards.bpe_dropout(text, random.Random(0), p=1.0, tokenizer=roberta))
     assert "".join(tokens) == "".join(wt.tok.tokenize(text))          # same bytes ...
     assert all(len(t) == 1 for t in tokens)                           # ... no merge applied
 
@@ -150,7 +151,7 @@ def test_bpe_with_no_dropout_reproduces_the_tokenizer_and_full_dropout_gives_byt
 @needs_roberta
 def test_retokenize_keeps_case_but_takes_the_switched_segmentation(roberta):
     out = cards.retokenize("interpret the text", random.Random(0), p=1.0, version="v2", tokenizer=roberta)
-    tokens = cards.decode_tokens(out)
+    tokens = decode_tokens(out)
     assert tokens == ["inter", "pret", "Ġthe", "Ġtext"]              # 'interpret' -> 'inter' + 'pret'
     wt = cards.word_tokenizer(roberta)
     assert wt.tok.convert_tokens_to_string(tokens) == "interpret the text"
@@ -182,6 +183,6 @@ def test_retokenize_when_the_space_is_a_token_of_its_own():
     assert wt.tokens("Can", False) == ("Ġ", "C", "an")
     assert wt.tokens("can", False) != ("Ġ", "c", "an") and "c" in wt.vocab
     assert cards.word_effect(wt, "can", False) in ("division", "regrouping")
-    tokens = cards.decode_tokens(cards.retokenize("42 can", random.Random(0), p=1.0, version="v2", tokenizer=ref,
+    tokens = decode_tokens(cards.retokenize("42 can", random.Random(0), p=1.0, version="v2", tokenizer=ref,
                                                   context="sentence"))
     assert tokens == list(wt.tokens("42", True)) + ["Ġ", "c", "an"]

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from transformers import AutoTokenizer
 
-from sentaug.augment.cards import bpe_dropout, encode_tokens
+from sentaug.augment.cards import bpe_dropout
+from sentaug.augment.token_sequences import encode_tokens
 from sentaug.models.backbones import resolve_tokenizer
 from sentaug.train.method import encode_mixed
 from sentaug.train.sources import TrainingData

@@ -150,7 +150,7 @@ def cache_stats(originals: Sequence[str], augmented: Sequence[str]) -> dict:
 def token_lengths(texts: Sequence[str], tokenizer) -> list[int]:
     """Length in tokens (no special tokens) of each text under a Hugging Face tokenizer. A token-level cache
     entry (`sentaug.augment.cards.TOKENS_PREFIX` + tokens) counts its stored tokens."""
-    from .cards import decode_tokens
+    from .token_sequences import decode_tokens
 
     out, plain = [0] * len(texts), []
     for i, t in enumerate(texts):

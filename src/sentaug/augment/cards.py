@@ -33,10 +33,8 @@ Tokenizer-relative variants (Table 5) take a ``tokenizer`` parameter (a path, a 
   whose byte-level token strings are re-read as text, comes out garbled as there); ``context="sentence"``
   instead takes the switched word's segmentation in its sentence and re-spells the token holding the letter.
   The text does not change, only its tokens; BPE-dropout likewise. These two return a **token sequence**,
-  stored as text:
-  ``TOKENS_PREFIX`` followed by the tokenizer's own token strings joined by single spaces (byte-level BPE and
-  WordPiece token strings never contain a space), e.g. ``"<tokens> Ġinter pret Ġthe Ġtext"``; `decode_tokens`
-  reads it back and ``tokenizer.convert_tokens_to_ids`` turns it into input ids. When the sequence equals the
+  stored as text (`sentaug.augment.token_sequences`: ``"<tokens> Ġinter pret Ġthe Ġtext"``), which the
+  trainer maps to input ids as it stands (`sentaug.models.tokens.mixed_ids`). When the sequence equals the
   plain tokenization, the original text is returned instead, so ``changed`` in the cache means "tokens differ".
 * ``bpe_dropout``: BPE-dropout (Provilkov et al. 2020) on every word: at each merge step each applicable
   merge is skipped with probability ``p``; the highest-priority surviving merge is applied. Byte-level BPE
@@ -66,8 +64,8 @@ from collections import Counter
 from typing import Iterable, Sequence
 
 from .registry import Param, register
+from .token_sequences import encode_tokens
 
-TOKENS_PREFIX = "<tokens> "
 EFFECTS = ("substitution", "division", "fusion", "regrouping")
 DIRECTIONS = ("lower_to_upper", "upper_to_lower")
 _WORD = re.compile(r"[^ ]+")
@@ -277,15 +275,6 @@ def tokenization_effects(lines: Iterable[str], tokenizer: str, context: str = "i
 # --------------------------------------------------------------------------------------------------
 # Table 5 variants
 # --------------------------------------------------------------------------------------------------
-def encode_tokens(tokens: Sequence[str]) -> str:
-    return TOKENS_PREFIX + " ".join(tokens)
-
-
-def decode_tokens(text: str) -> list[str] | None:
-    """The token sequence of a token-level cache entry, or None for a plain-text entry."""
-    return text[len(TOKENS_PREFIX):].split(" ") if text.startswith(TOKENS_PREFIX) else None
-
-
 def _token_line(wt: WordTokenizer, words: Sequence[re.Match], new: dict[int, list[str]]) -> list[str]:
     out = []
     for j, m in enumerate(words):
@@ -411,6 +400,7 @@ def tokenization_effects_cli(corpus: str, tokenizer: str, out: str, context: str
     from ..io import sha256_file, write_json
 
     lines = [ln.text for ln in read_corpus(corpus) if not ln.flag]
-    result = {**tokenization_effects(lines, tokenizer, context), "corpus": str(corpus), "corpus_sha256": sha256_file(corpus)}
+    result = {**tokenization_effects(lines, tokenizer, context), "corpus": str(corpus),
+              "corpus_sha256": sha256_file(corpus)}
     write_json(out, result)
     return result

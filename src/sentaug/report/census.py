@@ -57,7 +57,7 @@ def embedding_stats(cache: str | os.PathLike, model_dir: str | os.PathLike, out:
     import pandas as pd
 
     from ..augment.cache import token_lengths
-    from ..augment.cards import TOKENS_PREFIX
+    from ..augment.token_sequences import TOKENS_PREFIX
     from ..models.encoder import embed, load_pretrained
 
     if not Path(cache).is_file():

@@ -24,8 +24,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..augment.cards import TOKENS_PREFIX, decode_tokens
-from ..models.tokens import BatchTokenizer, to_device
+from ..augment.token_sequences import TOKENS_PREFIX
+from ..models.tokens import BatchTokenizer, mixed_ids, to_device
 from ..objectives import InfoNCE, NTXent
 from ..objectives.discriminator import AugmentationDiscriminator
 from ..objectives.mlm import MaskedLM
@@ -39,37 +39,6 @@ OBJECTIVES = ("virtual_augmentation", "discriminator", "mlm")
 def encode_mixed(tokenizer, texts: list[str], max_length: int):
     """Input ids and attention mask for texts some of which are token sequences (`mixed_ids`), padded."""
     return tokenizer.pad({"input_ids": mixed_ids(tokenizer, texts, max_length)}, padding=True, return_tensors="pt")
-
-
-def mixed_ids(tokenizer, texts: list[str], max_length: int) -> list[list[int]]:
-    """Ids of texts some of which are token sequences (CARDS Table 5's re-tokenization / BPE-dropout caches:
-    TOKENS_PREFIX + the tokenizer's own tokens). A plain text is tokenized as usual; a token sequence is mapped
-    to ids as it stands, truncated like a text and framed by the tokenizer's special tokens, so that a sequence
-    equal to a text's own tokenization encodes exactly as that text. A token outside the vocabulary means the
-    cache was built with another tokenizer: an error."""
-    prefix, suffix = special_frame(tokenizer)
-    ids = []
-    for text in texts:
-        tokens = decode_tokens(text)
-        if tokens is None:
-            ids.append(tokenizer(text, truncation=True, max_length=max_length)["input_ids"])
-            continue
-        token_ids = tokenizer.convert_tokens_to_ids(tokens)
-        unknown = [t for t, i in zip(tokens, token_ids) if i == tokenizer.unk_token_id and t != tokenizer.unk_token]
-        if unknown:
-            raise ValueError(f"token-level positive has tokens outside the backbone's vocabulary ({unknown[:3]}): "
-                             f"the cache was built with another tokenizer")
-        ids.append(prefix + token_ids[:max(0, max_length - len(prefix) - len(suffix))] + suffix)
-    return ids
-
-
-def special_frame(tokenizer) -> tuple[list[int], list[int]]:
-    """The special token ids the tokenizer puts before and after a single sentence ([CLS] ... [SEP],
-    <s> ... </s>), read off its own encoding of one word."""
-    framed = tokenizer("a")["input_ids"]
-    bare = tokenizer("a", add_special_tokens=False)["input_ids"]
-    at = next(i for i in range(len(framed)) if framed[i:i + len(bare)] == bare)
-    return framed[:at], framed[at + len(bare):]
 
 
 def as_source(value) -> dict:

@@ -104,7 +104,7 @@ def _read_cache(path: str | Path):
 
 def _lower(texts: list[str]) -> list[str]:
     """Lower-cased texts; token-level cache entries are left alone (their tokens are the tokenizer's own)."""
-    from ..augment.cards import TOKENS_PREFIX
+    from ..augment.token_sequences import TOKENS_PREFIX
 
     return [t if t.startswith(TOKENS_PREFIX) else t.lower() for t in texts]
 

@@ -316,7 +316,8 @@ def random_contextual_word(texts, rng, model="", top_k=10, aug_p=0.3, aug_min=1,
     lines = []                                     # (words, chosen slots in order)
     for text in texts:
         words, slots = _word_slots(text)
-        chosen = sorted(rng.sample(slots, min(len(slots), aug_count(len(words), aug_p, aug_min, aug_max)))) if slots else []
+        n = min(len(slots), aug_count(len(words), aug_p, aug_min, aug_max))
+        chosen = sorted(rng.sample(slots, n)) if slots else []
         lines.append((words, chosen))
     for step in range(max((len(c) for _, c in lines), default=0)):
         todo = [(words, chosen[step]) for words, chosen in lines if len(chosen) > step]
