@@ -5,10 +5,10 @@
 rule parse:
     input:
         corpus=lambda w: corpus_file(w.corpus),
-        code=code("augment/parse.py", "data/corpus.py"),
     output:
         f"{R}/parse/{{corpus}}.spacy",
     params:
+        code=code("augment/parse.py"),
         model=lambda w: W.spacy_model(w.corpus),
     threads: WORKERS
     message:
@@ -26,12 +26,12 @@ rule augment:
     input:
         corpus=lambda w: corpus_file(w.corpus),
         parse=f"{R}/parse/{{corpus}}.spacy",
-        code=code("augment"),
         backbones=lambda w: _augmentation(w)[2],   # built first
     output:
         cache=f"{R}/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.parquet",
         stats=f"{R}/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.json",
     params:
+        code=_augmentation_code,
         op=lambda w: _augmentation(w)[0],
         extra=lambda w: " ".join(f"--param {k}={json.dumps(v)}" for k, v in _augmentation(w)[1].items()),
         model=lambda w: W.spacy_model(w.corpus),

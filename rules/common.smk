@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from sentaug.report.pages import page_caption, rst_escape
-from sentaug.snakemake_hooks import code_files, drop_local_job_rate_limit, export_job_environment
+from sentaug.snakemake_hooks import (augmentation_module, code_digest, drop_local_job_rate_limit,
+                                     export_job_environment)
 from sentaug.workflow import SUITES, Workflow, data_folders, parse_token_key, token_key
 
 SRC = Path(workflow.basedir) / "src"
@@ -42,13 +43,10 @@ all_tables = W.all_tables
 suite_data = W.suite_data
 
 
-def code(*modules):
-    return code_files(SRC, *modules)
-
-
-# The modules of the STS evaluation (rules/evaluate.smk), as inputs.
-STS_CODE = code("evaluate/sts.py", "evaluate/correlation.py", "data/senteval.py", "models/encoder.py",
-                "models/poolers.py", "models/tokens.py")
+def code(*entries, skip=()):
+    """A digest of the package code a rule's command runs (its entry modules and all they import), as the
+    rule's `code` parameter: a job reruns when what it runs changes (sentaug.snakemake_hooks.code_digest)."""
+    return code_digest(SRC, *entries, skip=skip)
 
 
 def run_spec(w):
@@ -58,15 +56,6 @@ def run_spec(w):
 # Extra CLI flags per suite at this scale (sentaug.workflow.Workflow.suite_args); every suite reads the scale's
 # data: the bundled demo data at demo scale, the official data (downloads or the mirror) above it.
 SUITE_ARGS = {suite: W.suite_args(suite) for suite in SUITES}
-
-
-def suite_code(suite):
-    """The modules a suite runs (those that exist: suites differ in layout), as inputs."""
-    extra = {"nli": ["data/triplets.py", "evaluate/analysis.py"], "cola": ["data/glue.py"],
-             "glue": ["evaluate/correlation.py"], "cnsd": ["evaluate/sts.py", "evaluate/correlation.py"]}.get(suite, [])
-    files = code(f"evaluate/{suite}.py", "evaluate/embeddings.py", "evaluate/logreg.py", f"data/{suite}.py",
-                 "models/encoder.py", "models/poolers.py", "models/tokens.py", *extra)
-    return [f for f in files if Path(f).exists()]
 
 
 onstart:
@@ -90,8 +79,8 @@ def _mirror_flag():
 
 
 def _download_code(w):
-    extra = ["resources/demo/MANIFEST.sha256"] if w.origin == "demo" else []
-    return code("data/download.py", "data/sources.yaml", *extra)
+    """A download from the official source never reads the bundled demo data."""
+    return code("data/download.py", skip=() if w.origin == "demo" else ("resources/demo",))
 
 
 # augment.smk
@@ -99,6 +88,11 @@ def _augmentation(w):
     """(op, parameters, backbone folders) of the declared augmentation; `backbone:<name>` parameters (CARDS's
     RoBERTa tokenizer, CTxt's masked LM, AugCSE's seq2seq models) name this scale's backbone folders."""
     return sc.augmentation_call(config, w.augmentation, f"{R}/backbones")
+
+
+def _augmentation_code(w):
+    """The cache builder and the module of this augmentation's family (the registry imports it by name)."""
+    return code("augment/cache.py", augmentation_module(_augmentation(w)[0]))
 
 
 # train.smk

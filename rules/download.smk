@@ -6,9 +6,8 @@ rule download_senteval:
     output:
         sts=directory(f"{R}/data/{{origin}}/sts"),
         sick=directory(f"{R}/data/{{origin}}/sick"),
-    input:
-        _download_code,
     params:
+        code=_download_code,
         mirror=_mirror_flag(),
         out=lambda w, output: os.path.dirname(output.sts),
     message:
@@ -25,9 +24,8 @@ rule download_senteval:
 rule download_corpus:
     output:
         f"{R}/data/{{origin}}/wiki/{{corpus}}.txt",
-    input:
-        _download_code,
     params:
+        code=_download_code,
         mirror=_mirror_flag(),
         out=lambda w, output: os.path.dirname(os.path.dirname(output[0])),   # <root>/wiki/<corpus>.txt
     message:
@@ -47,9 +45,8 @@ rule download_data:
     sha256-pinned; origin `demo`: the bundled demo data in the same layout."""
     output:
         directory(f"{R}/data/{{origin}}/{{folder}}"),
-    input:
-        _download_code,
     params:
+        code=_download_code,
         mirror=_mirror_flag(),
         root=lambda w: data_root(w.origin),
     wildcard_constraints:
@@ -71,8 +68,8 @@ rule data_stats:
         f"{R}/analysis/data_stats/{{origin}}/{{what}}.json",
     input:
         data=lambda w: W.data_stats_inputs(w.what, w.origin),
-        code=code("data/stats.py", "data/senteval.py", "data/cnsd.py", "data/clustering.py"),
     params:
+        code=code("data/stats.py"),
         root=lambda w: data_root(w.origin),
     wildcard_constraints:
         what="sts|clustering",

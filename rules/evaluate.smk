@@ -6,10 +6,10 @@ rule evaluate_run:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
         sts=f"{data_root()}/sts",
         sick=f"{data_root()}/sick",
-        code=STS_CODE,
     output:
         f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts.json",
     params:
+        code=code("evaluate/sts.py"),
         pooler=lambda w: run_spec(w)["eval_pooler"],
         data=lambda w, input: os.path.dirname(input.sts),
         scale=SCALE,
@@ -31,10 +31,10 @@ rule evaluate_run_pooler:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
         sts=f"{data_root()}/sts",
         sick=f"{data_root()}/sick",
-        code=STS_CODE,
     output:
         f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts.{{pooler}}.json",
     params:
+        code=code("evaluate/sts.py"),
         data=lambda w, input: os.path.dirname(input.sts),
         scale=SCALE,
     threads: EVAL_THREADS
@@ -54,10 +54,10 @@ rule evaluate_pretrained:
         model=lambda w: backbone_dir(w.backbone),
         sts=f"{R}/data/{{origin}}/sts",
         sick=f"{R}/data/{{origin}}/sick",
-        code=STS_CODE,
     output:
         f"{R}/eval/pretrained/{{origin}}/{{backbone}}/{{pooler}}.json",
     params:
+        code=code("evaluate/sts.py"),
         data=lambda w, input: os.path.dirname(input.sts),
         scale=SCALE,
     threads: EVAL_THREADS
@@ -77,10 +77,10 @@ rule evaluate_suite:
     input:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
         data=lambda w: suite_data(w.suite),
-        code=lambda w: suite_code(w.suite),
     output:
         f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/{{suite}}.json",
     params:
+        code=lambda w: code(f"evaluate/{w.suite}.py"),
         pooler=lambda w: run_spec(w)["eval_pooler"],
         data=data_root(),
         extra=lambda w: SUITE_ARGS.get(w.suite, ""),
@@ -103,10 +103,10 @@ rule evaluate_suite_pretrained:
     input:
         model=lambda w: backbone_dir(w.backbone),
         data=lambda w: suite_data(w.suite, w.origin),
-        code=lambda w: suite_code(w.suite),
     output:
         f"{R}/eval/pretrained/{{origin}}/{{backbone}}/{{suite}}/{{pooler}}.json",
     params:
+        code=lambda w: code(f"evaluate/{w.suite}.py"),
         data=lambda w: data_root(w.origin),
         extra=lambda w: SUITE_ARGS.get(w.suite, ""),
         scale=SCALE,
@@ -129,10 +129,10 @@ rule evaluate_run_lowercase:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
         sts=f"{data_root()}/sts",
         sick=f"{data_root()}/sick",
-        code=STS_CODE,
     output:
         f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts_lowercase.json",
     params:
+        code=code("evaluate/sts.py"),
         pooler=lambda w: run_spec(w)["eval_pooler"],
         data=lambda w, input: os.path.dirname(input.sts),
         scale=SCALE,
@@ -153,10 +153,10 @@ rule evaluate_glue_pretrained_options:
     input:
         model=lambda w: backbone_dir(w.backbone),
         data=lambda w: suite_data("glue", w.origin),
-        code=lambda w: suite_code("glue"),
     output:
         f"{R}/eval/pretrained/{{origin}}/{{backbone}}/glue~{{options}}/{{pooler}}.json",
     params:
+        code=code("evaluate/glue.py"),
         data=lambda w: data_root(w.origin),
         extra=SUITE_ARGS["glue"],
         options=lambda w: W.glue_option_args(w.options),
@@ -178,9 +178,10 @@ rule token_pca:
     input:
         model=lambda w: backbone_dir(w.backbone),
         corpus=lambda w: corpus_file(w.corpus),
-        code=code("evaluate/token_embeddings.py", "data/corpus.py"),
     output:
         f"{R}/analysis/token_pca/{{corpus}}/{{backbone}}.json",
+    params:
+        code=code("evaluate/token_embeddings.py"),
     log:
         f"{R}/logs/analysis/token_pca/{{corpus}}/{{backbone}}.log",
     conda:
@@ -198,10 +199,10 @@ rule augmentation_analysis_pretrained:
         model=lambda w: backbone_dir(w.backbone),
         caches=lambda w: W.augmentation_analysis_caches(w.set),
         data=f"{data_root()}/sts",
-        code=code("evaluate/analysis.py", "models/encoder.py", "models/poolers.py"),
     output:
         f"{R}/analysis/augmentations/{CORPUS}/{{set}}/pretrained/{{backbone}}/{{pooler}}.json",
     params:
+        code=code("evaluate/analysis.py"),
         data=lambda w, input: os.path.dirname(input.data),
         analysis=AUGMENTATION_ANALYSIS,
         hub_offline=HUB_OFFLINE,
@@ -223,10 +224,10 @@ rule augmentation_analysis_run:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
         caches=lambda w: W.augmentation_analysis_caches(w.set),
         data=f"{data_root()}/sts",
-        code=code("evaluate/analysis.py", "models/encoder.py", "models/poolers.py"),
     output:
         f"{R}/analysis/augmentations/{CORPUS}/{{set}}/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.json",
     params:
+        code=code("evaluate/analysis.py"),
         pooler=lambda w: run_spec(w)["eval_pooler"],
         data=lambda w, input: os.path.dirname(input.data),
         analysis=AUGMENTATION_ANALYSIS,
@@ -249,10 +250,10 @@ rule projection_pretrained:
     input:
         model=lambda w: backbone_dir(w.backbone),
         caches=lambda w: [cache_file(a, SEEDS[0]) for a in W.projection_augmentations(w.augs)],
-        code=code("evaluate/projection.py", "models/encoder.py", "models/poolers.py"),
     output:
         f"{R}/analysis/projections/{CORPUS}/{{augs}}/{{projection}}-{{sample}}/pretrained/{{backbone}}/{{pooler}}.json",
     params:
+        code=code("evaluate/projection.py"),
         labels=lambda w: W.projection_augmentations(w.augs),
         scale=SCALE,
     wildcard_constraints:
@@ -275,11 +276,11 @@ rule projection_run:
     input:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
         caches=lambda w: [cache_file(a, SEEDS[0]) for a in W.projection_augmentations(w.augs)],
-        code=code("evaluate/projection.py", "models/encoder.py", "models/poolers.py"),
     output:
         f"{R}/analysis/projections/{CORPUS}/{{augs}}/{{projection}}-{{sample}}/{SCALE}/{{paper}}/{{backbone}}/"
         "{method}/seed{seed}.json",
     params:
+        code=code("evaluate/projection.py"),
         labels=lambda w: W.projection_augmentations(w.augs),
         pooler=lambda w: run_spec(w)["eval_pooler"],
         scale=SCALE,

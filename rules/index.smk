@@ -8,10 +8,11 @@ rule index:
     input:
         corpus=lambda w: corpus_file(w.corpus),
         backbone=lambda w: backbone_dir(w.backbone),
-        code=code("index", "models/encoder.py", "models/poolers.py", "models/tokens.py", "data/corpus.py"),
     output:
         index=f"{R}/index/{{corpus}}/{{backbone}}/{{pooler}}/k{{k}}.npz",
         meta=f"{R}/index/{{corpus}}/{{backbone}}/{{pooler}}/k{{k}}.json",
+    params:
+        code=code("index/neighbours.py"),
     wildcard_constraints:
         k=r"\d+",
         pooler="cls|cls_before_pooler|avg|avg_top2|avg_first_last|avg_emb_last",

@@ -5,11 +5,11 @@ rule table:
     input:
         paper="papers/{paper}.yaml",
         results=lambda w: W.table_files(w.paper, w.table),
-        code=code("report"),
     output:
         tex=f"{R}/tables/{{paper}}/{{table}}.tex",
         csv=f"{R}/tables/{{paper}}/{{table}}.csv",
     params:
+        code=code("report/tables.py"),
         inputs=lambda w: json.dumps({"rows": table_inputs(w.paper, w.table), "meta": W.table_meta(w.paper, w.table)}),
         scale=SCALE,
     message:
@@ -27,12 +27,12 @@ rule figure:
     input:
         paper="papers/{paper}.yaml",
         results=lambda w: W.figure_targets(w.paper, w.figure),
-        code=code("report"),
     output:
         pdf=f"{R}/figures/{{paper}}/{{figure}}.pdf",
         png=f"{R}/figures/{{paper}}/{{figure}}.png",
         csv=f"{R}/figures/{{paper}}/{{figure}}.csv",
     params:
+        code=code("report/figures.py"),
         inputs=lambda w: json.dumps({"panels": W.figure_points(w.paper, w.figure), "meta": W.table_meta()}),
         scale=SCALE,
     message:
@@ -52,10 +52,10 @@ rule augment_cosine:
     input:
         cache=f"{R}/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.parquet",
         model=lambda w: backbone_dir(w.backbone),
-        code=code("report/census.py", "models/encoder.py", "models/poolers.py", "models/tokens.py"),
     output:
         f"{R}/census/{{corpus}}/{{augmentation}}/seed{{seed}}.{{backbone}}.json",
     params:
+        code=code("report/census.py"),
         max_lines=2000,
     threads: EVAL_THREADS
     message:
@@ -73,11 +73,10 @@ rule augment_cosine:
 # test.json, SDA's released code, CARDS's collator): one JSON the census reads. CARDS's cases read the RoBERTa
 # tokenizer through the model mirror ($SENTAUG_MODEL_MIRROR); without it they are recorded as failing.
 rule conformance:
-    input:
-        code=code("augment", "resources/reference", "resources/wordlists"),
     output:
         CONFORMANCE,
     params:
+        code=code("augment"),
         model=config["spacy_model"],
     log:
         f"{R}/logs/report/conformance.log",
@@ -91,11 +90,11 @@ rule census:
     input:
         files=[f for row in census_rows().values() for f in row.values()],
         conformance=CONFORMANCE,
-        code=code("report/census.py"),
     output:
         tex=f"{R}/tables/augmentations.tex",
         csv=f"{R}/tables/augmentations.csv",
     params:
+        code=code("report/census.py"),
         inputs=lambda w: json.dumps({"rows": census_rows(), "conformance": CONFORMANCE,
                                      "meta": {"corpus": CORPUS, "seed": SEEDS[0], "backbone": CENSUS_BACKBONE}}),
         scale=SCALE,
@@ -114,9 +113,10 @@ rule tokenization_effects:
     input:
         corpus=lambda w: corpus_file(w.corpus),
         tokenizer=lambda w: backbone_dir(w.backbone),
-        code=code("augment/cards.py"),
     output:
         f"{R}/analysis/tokenization_effects/{{corpus}}/{{backbone}}.json",
+    params:
+        code=code("augment/cards.py"),
     message:
         "tokenization effects of switch-case ({wildcards.backbone})"
     log:
@@ -131,11 +131,10 @@ rule tokenization_effects:
 # Tables that are configuration (AugCSE Tables 3, 10, 11, 13): a run's resolved spec, and its parameter counts
 # from the modules the trainer builds, written without training.
 rule describe_spec:
-    input:
-        code("report/describe.py"),
     output:
         f"{R}/describe/{SCALE}/{{paper}}/{{backbone}}/{{method}}/spec.json",
     params:
+        code=code("report/describe.py"),
         spec=lambda w: json.dumps(W.run_spec(w.paper, w.backbone, w.method, SEEDS[0])),
     log:
         f"{R}/logs/describe/{SCALE}/{{paper}}/{{backbone}}/{{method}}/spec.log",
@@ -148,10 +147,10 @@ rule describe_spec:
 rule describe_model_size:
     input:
         backbone=lambda w: backbone_dir(w.backbone),
-        code=code("report/describe.py", "train", "objectives", "models"),
     output:
         f"{R}/describe/{SCALE}/{{paper}}/{{backbone}}/{{method}}/model_size.json",
     params:
+        code=code("report/describe.py"),
         spec=lambda w: json.dumps(W.run_spec(w.paper, w.backbone, w.method, SEEDS[0])),
     log:
         f"{R}/logs/describe/{SCALE}/{{paper}}/{{backbone}}/{{method}}/model_size.log",
@@ -169,7 +168,6 @@ if W.leaderboard is not None:
         input:
             spec=LEADERBOARD_SPEC,
             results=W.leaderboard_targets(),
-            code=code("report"),
         output:
             tex=f"{R}/tables/leaderboard.tex",
             csv=f"{R}/tables/leaderboard.csv",
@@ -177,6 +175,7 @@ if W.leaderboard is not None:
             pdf=f"{R}/figures/leaderboard.pdf",
             png=f"{R}/figures/leaderboard.png",
         params:
+            code=code("report/leaderboard.py"),
             inputs=lambda w: json.dumps({"rows": W.leaderboard_points(), "meta": W.table_meta()}),
             scale=SCALE,
         log:
@@ -196,12 +195,12 @@ rule report_table:
         paper="papers/{paper}.yaml",
         csv=f"{R}/tables/{{paper}}/{{table}}.csv",
         results=lambda w: W.table_files(w.paper, w.table),
-        code=code("report"),
     output:
         report(f"{R}/report/tables/{{paper}}/{{table}}.html", caption="../report/page.rst",
                category=lambda w: _short(w.paper), subcategory="Tables",
                labels=lambda w: {"output": w.table, "kind": "table", "scale": SCALE}),
     params:
+        code=code("report/pages.py"),
         caption=lambda w: rst_escape(page_caption("table", W.papers[w.paper], w.table, SCALE,
                                                   W.table_meta(w.paper, w.table))),
         inputs=lambda w, input: json.dumps({"results": list(input.results),
@@ -222,12 +221,12 @@ rule report_figure:
         png=f"{R}/figures/{{paper}}/{{figure}}.png",
         csv=f"{R}/figures/{{paper}}/{{figure}}.csv",
         results=lambda w: W.figure_targets(w.paper, w.figure),
-        code=code("report"),
     output:
         report(f"{R}/report/figures/{{paper}}/{{figure}}.html", caption="../report/page.rst",
                category=lambda w: _short(w.paper), subcategory="Figures",
                labels=lambda w: {"output": w.figure, "kind": "figure", "scale": SCALE}),
     params:
+        code=code("report/pages.py"),
         caption=lambda w: rst_escape(page_caption("figure", W.papers[w.paper], w.figure, SCALE,
                                                   W.table_meta())),
         inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _page_meta(_short(w.paper))}),
@@ -246,11 +245,11 @@ rule report_census:
     input:
         csv=f"{R}/tables/augmentations.csv",
         results=[row["stats"] for row in census_rows().values()],
-        code=code("report"),
     output:
         report(f"{R}/report/census.html", caption="../report/page.rst", category="Augmentations",
                subcategory="Tables", labels={"output": "census", "kind": "table", "scale": SCALE}),
     params:
+        code=code("report/pages.py"),
         caption=rst_escape(page_caption("census", None, "census", SCALE,
                                         {"corpus": CORPUS, "backbone": CENSUS_BACKBONE})),
         inputs=lambda w, input: json.dumps({"results": list(input.results),
@@ -273,11 +272,11 @@ if W.leaderboard is not None:
             csv=f"{R}/tables/leaderboard.csv",
             png=f"{R}/figures/leaderboard.png",
             results=W.leaderboard_targets(),
-            code=code("report"),
         output:
             report(f"{R}/report/leaderboard.html", caption="../report/page.rst", category="Leaderboard",
                    subcategory="Tables", labels={"output": "leaderboard", "kind": "table", "scale": SCALE}),
         params:
+            code=code("report/pages.py"),
             caption=lambda w: rst_escape(page_caption("leaderboard", W.leaderboard, "leaderboard", SCALE,
                                                       W.table_meta())),
             inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _page_meta("Leaderboard")}),

@@ -4,11 +4,10 @@
 
 
 rule backbone:
-    input:
-        code("models/backbones.py"),
     output:
         directory(f"{R}/backbones/{{backbone}}"),
     params:
+        code=code("models/backbones.py"),
         spec=lambda w: json.dumps(config["backbones"][w.backbone]),
         mirror=f"--model-mirror {config['data']['model_mirror']}" if config["data"].get("model_mirror") else "",
     message:
@@ -27,11 +26,11 @@ rule nli_triplets:
     `<set>.csv`, or `<set>.as_<other>.csv` sampled down to the other set's size."""
     input:
         data=lambda w: W.triplets_inputs(w.name),
-        code=code("data/triplets.py", "data/nli.py"),
     output:
         csv=f"{R}/nli/{{origin}}/{{name}}.csv",
         stats=f"{R}/nli/{{origin}}/{{name}}.json",
     params:
+        code=code("data/triplets.py"),
         sets=lambda w: " --sample-as ".join(w.name.split(".as_")),   # <set> [--sample-as <other set>]
         data=lambda w: data_root(w.origin),
     log:
@@ -48,10 +47,10 @@ rule tokenize_corpus:
     input:
         texts=lambda w: corpus_file(w.corpus),
         backbone=lambda w: backbone_dir(w.backbone),
-        code=code("models/tokens.py", "data/corpus.py"),
     output:
         f"{R}/tokens/{{corpus}}/{{backbone}}/{{key}}/corpus.npz",
     params:
+        code=code("models/tokens.py"),
         args=_tokenize_args,
     wildcard_constraints:
         corpus=r"[^/]+",
@@ -70,10 +69,10 @@ rule tokenize_cache:
     input:
         texts=lambda w: cache_file(w.augmentation, w.seed, w.corpus),
         backbone=lambda w: backbone_dir(w.backbone),
-        code=code("models/tokens.py"),
     output:
         f"{R}/tokens/{{corpus}}/{{backbone}}/{{key}}/{{augmentation}}/seed{{seed}}.npz",
     params:
+        code=code("models/tokens.py"),
         args=_tokenize_args,
     wildcard_constraints:
         corpus=r"[^/]+",
@@ -97,10 +96,10 @@ rule train:
         backbone=lambda w: backbone_dir(w.backbone),
         dev=lambda w: W.dev_data(run_spec(w)),   # STS-B dev (CNSD dev for a Chinese backbone)
         # the trainer's own modules and those of the STS-B dev scoring it selects checkpoints with
-        code=code("train", "objectives", "models/heads.py", "index/sampling.py") + STS_CODE,
     output:
         directory(f"{R}/runs/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}"),
     params:
+        code=code("train/trainer.py"),
         spec=lambda w: W.spec_file(w.paper, w.backbone, w.method, w.seed),   # results/specs/<digest>.json
         positives=lambda w, input: f"--positives {input.positives}" if input.positives else "",
         index=lambda w, input: f"--index {input.index}" if input.index else "",

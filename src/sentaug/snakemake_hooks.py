@@ -1,9 +1,12 @@
 """What the Snakefile asks of the running Snakemake process, beside the paths of `sentaug.workflow`: the
-environment its jobs inherit, its local scheduler's settings, and the package modules that are rule inputs.
+environment its jobs inherit, its local scheduler's settings, and the digest of the code each rule runs.
 """
 from __future__ import annotations
 
+import ast
+import hashlib
 import os
+from functools import lru_cache
 from pathlib import Path
 
 
@@ -33,15 +36,163 @@ def export_job_environment(src: Path, python: str) -> None:
     os.environ["PATH"] = os.pathsep.join([str(Path(python).parent), os.environ.get("PATH", "")])
 
 
-def code_files(src: Path, *modules: str) -> list[str]:
-    """The package modules a rule runs, as inputs: editing one reruns the jobs that depend on it.
+def code_digest(src: Path, *entries: str, skip: tuple[str, ...] = ()) -> str:
+    """A digest of everything of the package a rule's jobs run (`code_files`), given to the rule as a
+    parameter: Snakemake reruns a job whose parameters changed, so editing a module reruns the jobs that run
+    it, and no others. A module counts by its syntax tree without docstrings: a comment, a docstring or a
+    re-wrapped line reruns nothing, and neither does a checkout that only touches files (the digest reads
+    content, not times). A data file counts by its bytes."""
+    return _code_digest(Path(src).resolve(), entries, tuple(skip))
 
-    A folder stands for every file in it (Python modules and their data files)."""
-    files = []
-    for m in modules:
-        path = Path(src) / "sentaug" / m
-        if path.is_dir():
-            files += sorted(str(f) for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
-        else:
-            files.append(str(path))
-    return files
+
+def code_files(src: Path, *entries: str, skip: tuple[str, ...] = ()) -> list[str]:
+    """The files of the package a rule's jobs run. Each entry is a path under `src/sentaug`: a module, a data
+    file, or a folder standing for every file in it. A module brings everything it runs (`module_closure`).
+    `skip` leaves out paths under `src/sentaug` that the jobs never read (the bundled demo data, when a
+    download goes to the official source)."""
+    return [str(f) for f in _code_files(Path(src).resolve(), entries, tuple(skip))]
+
+
+def augmentation_module(name: str) -> str:
+    """The module that registers augmentation `name`, as a path under `src/sentaug`: the registry imports its
+    families by name, which `module_closure` cannot follow, so a cache's rule names it."""
+    from .augment import registry
+
+    return registry.get(name).fn.__module__.removeprefix(f"{PACKAGE}.").replace(".", "/") + ".py"
+
+
+def module_closure(module: Path) -> tuple[Path, ...]:
+    """`module` and what it runs of the package, found from the source without importing anything: the
+    package modules it imports, at module level or inside a function (the command line's handlers import
+    lazily), the `__init__.py` of every package on the way (Python runs them on import), and the package
+    data it opens by a constant path (`resources.files("sentaug") / "resources" / "wordlists"`: that
+    folder). A module named by a string at run time (`importlib.import_module(name)`) is not followed."""
+    return _module_closure(Path(module).resolve())
+
+
+PACKAGE = "sentaug"
+
+
+@lru_cache(maxsize=None)
+def _code_digest(src: Path, entries: tuple[str, ...], skip: tuple[str, ...]) -> str:
+    h = hashlib.sha256()
+    for f in _code_files(src, entries, skip):
+        h.update(f"{f.relative_to(src).as_posix()}\0{_file_digest(f)}\0".encode())
+    return h.hexdigest()[:16]
+
+
+@lru_cache(maxsize=None)
+def _code_files(src: Path, entries: tuple[str, ...], skip: tuple[str, ...]) -> tuple[Path, ...]:
+    root = src / PACKAGE
+    files: set[Path] = set()
+    for entry in entries:
+        for path in _files(root / entry):
+            files |= set(_module_closure(path)) if path.suffix == ".py" else {path}
+    return tuple(sorted(f for f in files if not any(f.is_relative_to(root / s) for s in skip)))
+
+
+@lru_cache(maxsize=None)
+def _module_closure(module: Path) -> tuple[Path, ...]:
+    root = next(p for p in module.parents if p.name == PACKAGE)
+    closure: set[Path] = set()
+    todo = [module]
+    while todo:
+        path = todo.pop()
+        if path in closure:
+            continue
+        closure.add(path)
+        if path.suffix == ".py":
+            modules, data = _references(path, root)
+            todo += modules
+            for d in data:
+                closure.update(_files(d))
+    return tuple(sorted(closure))
+
+
+def _files(path: Path) -> list[Path]:
+    """A file, or every file under a folder (compiled caches left out)."""
+    if not path.is_dir():
+        return [path]
+    return sorted(f for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
+
+
+@lru_cache(maxsize=None)
+def _syntax_tree(path: Path) -> ast.Module:
+    """The module's syntax tree without its docstrings (what it does, not what it says)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body \
+                and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) \
+                and isinstance(node.body[0].value.value, str):
+            node.body = node.body[1:]
+    return tree
+
+
+@lru_cache(maxsize=None)
+def _file_digest(path: Path) -> str:
+    data = ast.dump(_syntax_tree(path)).encode() if path.suffix == ".py" else path.read_bytes()
+    return hashlib.sha256(data).hexdigest()
+
+
+def _references(path: Path, root: Path) -> tuple[list[Path], list[Path]]:
+    """(package modules, package data paths) that the module at `path` refers to, parents' `__init__.py`
+    included."""
+    parts = [PACKAGE, *path.relative_to(root).with_suffix("").parts]
+    package = parts[:-1] if parts[-1] != "__init__" else parts[:-2] + [parts[-2]]
+    names = {".".join(package[:i]) for i in range(1, len(package) + 1)}      # the packages on the way
+    data: list[Path] = []
+    inner: set[int] = set()                 # nested divisions of a path already read whole
+    for node in ast.walk(_syntax_tree(path)):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else [])) \
+                if node.level else node.module
+            names.add(base)
+            names.update(f"{base}.{a.name}" for a in node.names)   # `from . import wordnet` names a module
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and id(node) not in inner:
+            found = _package_data(_division_chain(node, inner), root)
+            if found is not None:
+                data.append(found)
+    modules = [f for name in names if (f := _module_file(name, root)) is not None and f != path]
+    return modules, data
+
+
+def _division_chain(node: ast.BinOp, inner: set[int]) -> list[ast.expr]:
+    """The operands of `a / b / c` in order, marking the nested divisions as read."""
+    if isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Div):
+        inner.add(id(node.left))
+        return _division_chain(node.left, inner) + [node.right]
+    return [node.left, node.right]
+
+
+def _package_data(operands: list[ast.expr], root: Path) -> Path | None:
+    """The path under the package that `resources.files("sentaug[.sub]") / "a" / "b" / name` opens, up to its
+    last constant part ("a/b"), if it exists; None for any other division."""
+    head, *rest = operands
+    if not (isinstance(head, ast.Call) and _called_name(head.func) == "files" and head.args
+            and isinstance(head.args[0], ast.Constant) and isinstance(head.args[0].value, str)
+            and head.args[0].value.split(".")[0] == PACKAGE):
+        return None
+    path = root.joinpath(*head.args[0].value.split(".")[1:])
+    for part in rest:
+        if not (isinstance(part, ast.Constant) and isinstance(part.value, str)):
+            break
+        path = path / part.value
+    return path if path.exists() and path != root else None
+
+
+def _called_name(func: ast.expr) -> str | None:
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+
+
+def _module_file(name: str, root: Path) -> Path | None:
+    """The file of package module `name` (`sentaug.a.b` -> a/b.py or a/b/__init__.py), None outside it."""
+    parts = name.split(".")
+    if parts[0] != PACKAGE:
+        return None
+    base = root.joinpath(*parts[1:])
+    for candidate in ([base.with_suffix(".py")] if len(parts) > 1 else []) + [base / "__init__.py"]:
+        if candidate.is_file():
+            return candidate
+    return None
