@@ -9,6 +9,8 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+PACKAGE = "sentaug"
+
 
 def drop_local_job_rate_limit(workflow) -> bool:
     """Drop Snakemake's job-rate limiter (`--max-jobs-per-timespan`) from a local run's scheduler, once it
@@ -68,9 +70,6 @@ def module_closure(module: Path) -> tuple[Path, ...]:
     data it opens by a constant path (`resources.files("sentaug") / "resources" / "wordlists"`: that
     folder). A module named by a string at run time (`importlib.import_module(name)`) is not followed."""
     return _module_closure(Path(module).resolve())
-
-
-PACKAGE = "sentaug"
 
 
 @lru_cache(maxsize=None)
