@@ -77,12 +77,12 @@ def mixed_ids(tokenizer, texts: list[str], max_length: int) -> list[list[int]]:
         if tokens is None:
             ids.append(tokenizer(text, truncation=True, max_length=max_length)["input_ids"])
             continue
-        token_ids = tokenizer.convert_tokens_to_ids(tokens)
-        unknown = [t for t, i in zip(tokens, token_ids) if i == tokenizer.unk_token_id and t != tokenizer.unk_token]
+        stored = tokenizer.convert_tokens_to_ids(tokens)     # (not `token_ids`: that is this module's function)
+        unknown = [t for t, i in zip(tokens, stored) if i == tokenizer.unk_token_id and t != tokenizer.unk_token]
         if unknown:
             raise ValueError(f"token-level positive has tokens outside the backbone's vocabulary ({unknown[:3]}): "
                              f"the cache was built with another tokenizer")
-        ids.append(prefix + token_ids[:max(0, max_length - len(prefix) - len(suffix))] + suffix)
+        ids.append(prefix + stored[:max(0, max_length - len(prefix) - len(suffix))] + suffix)
     return ids
 
 
