@@ -9,6 +9,8 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+from .io import sha256_file
+
 PACKAGE = "sentaug"
 
 
@@ -129,8 +131,9 @@ def _syntax_tree(path: Path) -> ast.Module:
 
 @lru_cache(maxsize=None)
 def _file_digest(path: Path) -> str:
-    data = ast.dump(_syntax_tree(path)).encode() if path.suffix == ".py" else path.read_bytes()
-    return hashlib.sha256(data).hexdigest()
+    if path.suffix != ".py":
+        return sha256_file(path)
+    return hashlib.sha256(ast.dump(_syntax_tree(path)).encode()).hexdigest()
 
 
 def _references(path: Path, root: Path) -> tuple[list[Path], list[Path]]:
