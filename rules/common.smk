@@ -157,6 +157,7 @@ def census_rows():
 
 # report.smk: report pages, one self-contained HTML page per table and figure.
 LEADERBOARD_SPEC = str(Path(config.get("papers_dir", "papers")) / "leaderboard.yaml")
+BOARDS = "|".join(re.escape(board) for board in W.leaderboards)   # the {board} wildcard: declared boards only
 
 
 def _page_meta(short, paper=None, table=None):

@@ -161,30 +161,35 @@ rule describe_model_size:
         "--out {output} > {log} 2>&1"
 
 
-# The leaderboard (papers/leaderboard.yaml): every method on the same backbone, corpus, steps and its own seeds.
-if W.leaderboard is not None:
+# The leaderboards (papers/leaderboard.yaml): every method on the same backbone, corpus, steps and its own seeds;
+# one board per declared backbone (`leaderboard` for the first, `leaderboard-<backbone>` for the others).
+if W.leaderboards:
 
     rule leaderboard:
         input:
             spec=LEADERBOARD_SPEC,
-            results=W.leaderboard_targets(),
+            results=lambda w: W.leaderboard_targets(W.leaderboards[w.board]),
         output:
-            tex=f"{R}/tables/leaderboard.tex",
-            csv=f"{R}/tables/leaderboard.csv",
-            md=f"{R}/tables/leaderboard.md",
-            pdf=f"{R}/figures/leaderboard.pdf",
-            png=f"{R}/figures/leaderboard.png",
+            tex=f"{R}/tables/{{board}}.tex",
+            csv=f"{R}/tables/{{board}}.csv",
+            md=f"{R}/tables/{{board}}.md",
+            pdf=f"{R}/figures/{{board}}.pdf",
+            png=f"{R}/figures/{{board}}.png",
+        wildcard_constraints:
+            board=BOARDS,
         params:
             code=code("report/leaderboard.py"),
-            inputs=lambda w: json.dumps({"rows": W.leaderboard_points(), "meta": W.table_meta()}),
+            inputs=lambda w: json.dumps(
+                {"rows": W.leaderboard_points(W.leaderboards[w.board]), "meta": W.table_meta()}
+            ),
             scale=SCALE,
         log:
-            f"{R}/logs/report/leaderboard.log",
+            f"{R}/logs/report/{{board}}.log",
         conda:
             "../envs/base.yaml"
         shell:
-            "python -m sentaug.cli report leaderboard --spec {input.spec} --inputs {params.inputs:q} "
-            "--scale {params.scale} --out {output.tex} --figure {output.pdf} > {log} 2>&1"
+            "python -m sentaug.cli report leaderboard --spec {input.spec} --board {wildcards.board} "
+            "--inputs {params.inputs:q} --scale {params.scale} --out {output.tex} --figure {output.pdf} > {log} 2>&1"
 
 
 # Report pages: one self-contained HTML page per table and figure (the output, its caption, its numbers, its
@@ -264,28 +269,29 @@ rule report_census:
         "--inputs {params.inputs:q} --scale {params.scale} --out {output} > {log} 2>&1"
 
 
-if W.leaderboard is not None:
+if W.leaderboards:
 
     rule report_leaderboard:
         input:
             spec=LEADERBOARD_SPEC,
-            csv=f"{R}/tables/leaderboard.csv",
-            png=f"{R}/figures/leaderboard.png",
-            results=W.leaderboard_targets(),
+            csv=f"{R}/tables/{{board}}.csv",
+            png=f"{R}/figures/{{board}}.png",
+            results=lambda w: W.leaderboard_targets(W.leaderboards[w.board]),
         output:
-            report(f"{R}/report/leaderboard.html", caption="../report/page.rst", category="Leaderboard",
-                   subcategory="Tables", labels={"output": "leaderboard", "kind": "table", "scale": SCALE}),
+            report(f"{R}/report/{{board}}.html", caption="../report/page.rst", category="Leaderboard",
+                   subcategory="Tables", labels=lambda w: {"output": w.board, "kind": "table", "scale": SCALE}),
+        wildcard_constraints:
+            board=BOARDS,
         params:
             code=code("report/pages.py"),
-            caption=lambda w: rst_escape(page_caption("leaderboard", W.leaderboard, "leaderboard", SCALE,
-                                                      W.table_meta())),
+            caption=lambda w: rst_escape(page_caption("leaderboard", W.leaderboard, w.board, SCALE, W.table_meta())),
             inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _page_meta("Leaderboard")}),
             scale=SCALE,
         log:
-            f"{R}/logs/report/pages/leaderboard.log",
+            f"{R}/logs/report/pages/{{board}}.log",
         conda:
             "../envs/base.yaml"
         shell:
-            "python -m sentaug.cli report page --kind leaderboard --name leaderboard --spec {input.spec} "
+            "python -m sentaug.cli report page --kind leaderboard --name {wildcards.board} --spec {input.spec} "
             "--csv {input.csv} --png {input.png} --inputs {params.inputs:q} --scale {params.scale} --out {output} "
             "> {log} 2>&1"

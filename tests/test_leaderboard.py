@@ -1,6 +1,7 @@
-"""The leaderboard (papers/leaderboard.yaml, sentaug.report.leaderboard): t intervals and paired differences
-against hand computations with the published t table, every row on the same backbone and seeds, the papers'
-reported gains against the tables they come from, and the rendered numbers against the result files."""
+"""The leaderboards (papers/leaderboard.yaml, sentaug.report.leaderboard): t intervals and paired differences
+against hand computations with the published t table, every row of a board on the same backbone and seeds, one
+board per backbone, the papers' reported gains against the tables they come from, and the rendered numbers against
+the result files."""
 import json
 import math
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 import yaml
 
 import sentaug.config as sc
-from sentaug.report.leaderboard import load_leaderboard, render_leaderboard
+from sentaug.report.leaderboard import boards, load_leaderboard, render_leaderboard
 from sentaug.report.pages import leaderboard_html
 from sentaug.report.stats import paired_difference, t_interval, t_quantile
 from sentaug.workflow import Workflow
@@ -49,7 +50,7 @@ def test_paired_difference_by_hand_is_narrower_than_unpaired():
 
 LEADERBOARD = """
 title: "Test board"
-backbone: roberta-base
+backbones: [roberta-base, bert-base-uncased]
 baseline: simcse
 seeds: {demo: [1, 2, 3], small: [1, 2, 3], paper: [42, 43, 44]}
 columns:
@@ -57,7 +58,7 @@ columns:
   - {label: "Transfer avg", metric: transfer.avg}
 rows:
   - {label: "SimCSE", method: simcse}
-  - {label: "SDA", method: sda_pi, reported: {sts.avg: 1.33}}
+  - {label: "SDA", method: sda_pi, reported: {roberta-base: {sts.avg: 1.33}, bert-base-uncased: {sts.avg: 1.10}}}
 references:
   - {label: "No training (CLS)", pooler: cls_before_pooler}
 """
@@ -73,7 +74,8 @@ def cfg(tmp_path):
 
 def test_every_row_trains_on_the_same_backbone_and_the_boards_seeds(cfg, tmp_path):
     wf = Workflow(cfg, results="R")
-    rows = wf.leaderboard_points()
+    assert wf.leaderboards == {"leaderboard": "roberta-base", "leaderboard-bert-base-uncased": "bert-base-uncased"}
+    rows = wf.leaderboard_points("roberta-base")
     assert [r["method"] for r in rows] == ["simcse", "sda_pi", None]
     for r in rows[:2]:
         assert r["seeds"] == [1, 2, 3]
@@ -85,62 +87,95 @@ def test_every_row_trains_on_the_same_backbone_and_the_boards_seeds(cfg, tmp_pat
     assert untrained["sts.avg"]["files"] == ["R/eval/pretrained/demo/tiny-roberta/cls_before_pooler.json"]
     assert untrained["transfer.avg"]["files"] == ["R/eval/pretrained/demo/tiny-roberta/transfer/cls_before_pooler.json"]
     assert rows[2]["runs"] == rows[2]["train"] == []
-    assert set(wf.leaderboard_targets()) >= {*untrained["sts.avg"]["files"], *untrained["transfer.avg"]["files"]}
+    assert set(wf.leaderboard_targets("roberta-base")) >= {*untrained["sts.avg"]["files"],
+                                                           *untrained["transfer.avg"]["files"]}
+    # the second board: the same rows and seeds on bert-base-uncased's stand-in
+    bert = wf.leaderboard_points("bert-base-uncased")
+    assert [r["method"] for r in bert] == ["simcse", "sda_pi", None]
+    assert bert[1]["runs"] == [f"R/runs/demo/shared/tiny-bert/sda_pi/seed{s}" for s in (1, 2, 3)]
+    assert bert[2]["cells"]["sts.avg"]["files"] == ["R/eval/pretrained/demo/tiny-bert/cls_before_pooler.json"]
+    assert wf.leaderboard_outputs() == [f"R/{d}/{b}.{e}" for b in ("leaderboard", "leaderboard-bert-base-uncased")
+                                        for d, es in (("tables", ("tex", "csv", "md")), ("figures", ("pdf", "png")))
+                                        for e in es]
     # at paper scale the board's runs are its own (no paper's recipe): SimCSE's per-backbone recipe
     paper = Workflow({**cfg, "scale": "paper"}, results="R")
-    assert paper.leaderboard_points()[1]["runs"][0] == "R/runs/paper/leaderboard/roberta-base/sda_pi/seed42"
+    assert paper.leaderboard_points("roberta-base")[1]["runs"][0] == \
+        "R/runs/paper/leaderboard/roberta-base/sda_pi/seed42"
     spec = paper.run_spec("leaderboard", "roberta-base", "sda_pi", 42)
     assert (spec["batch_size"], spec["learning_rate"]) == (512, 1.0e-5)
 
 
-def test_the_real_board_declares_three_seeds_and_one_backbone():
+def test_the_real_boards_declare_three_seeds_and_one_backbone_each():
     config = {**sc.load_yaml(ROOT / "config.yaml"), "papers_dir": str(ROOT / "papers")}
     board = load_leaderboard(config)
     assert all(len(board["seeds"][s]) >= 3 for s in config["scales"])
-    rows = Workflow({**config, "scale": "small"}, results="R").leaderboard_points()
-    trained, untrained = [r for r in rows if r["runs"]], [r for r in rows if not r["runs"]]
-    assert {r["runs"][0].split("/")[4] for r in trained} == {"tiny-roberta-bpe"}
-    assert {r["cells"]["sts.avg"]["files"][0].split("/")[4] for r in untrained} == {"tiny-roberta-bpe"}
+    assert boards(board) == {"leaderboard": "roberta-base", "leaderboard-bert-base-uncased": "bert-base-uncased"}
+    wf = Workflow({**config, "scale": "small"}, results="R")
+    for backbone, stand_in in (("roberta-base", "tiny-roberta-bpe"), ("bert-base-uncased", "minilm")):
+        rows = wf.leaderboard_points(backbone)
+        trained, untrained = [r for r in rows if r["runs"]], [r for r in rows if not r["runs"]]
+        assert {r["runs"][0].split("/")[4] for r in trained} == {stand_in}
+        assert {r["cells"]["sts.avg"]["files"][0].split("/")[4] for r in untrained} == {stand_in}
     # SimCSE's evaluation pooler and VaSCL's: each trained row has its untrained counterpart
     assert {r["pooler"] for r in untrained} == {"cls_before_pooler", "avg"}
     assert {"simcse", "sda_pi", "cards", "vascl", "augcse", "sda_pi_retrieval"} <= {r["method"] for r in rows}
     assert [c["metric"].split(".")[0] for c in board["columns"]] == ["sts", "transfer", "clustering", "intent"]
 
 
-def _avg(table: dict, label: str, column: str = "avg") -> float:
+def _avg(table: dict, label: str, column: str = "avg", backbone: str = "roberta-base") -> float:
     row = next(r for r in sc.iter_rows(table) if r["label"] == label and r.get("backbone", "roberta-base") ==
-               "roberta-base")
+               backbone)
     return row["paper"][table["columns"].index(column)]
 
 
 def test_reported_gains_are_the_papers_own_table_differences():
     config = {**sc.load_yaml(ROOT / "config.yaml"), "papers_dir": str(ROOT / "papers")}
     board = {r["method"]: r.get("reported") or {} for r in load_leaderboard(config)["rows"]}
+    roberta = {m: gains.get("roberta-base", {}) for m, gains in board.items()}
+    bert = {m: gains["bert-base-uncased"] for m, gains in board.items() if "bert-base-uncased" in gains}
     papers = {p: sc.load_paper(config, p) for p in config["papers"]}
     sda, cards, vascl, augcse = (papers[p]["tables"] for p in ("sda", "cards", "vascl", "augcse"))
-    assert board["sda_pi"]["sts.avg"] == pytest.approx(
+    assert roberta["sda_pi"]["sts.avg"] == pytest.approx(
         _avg(sda["table4"], "+Punctuation Insertion") - _avg(sda["table4"], "SimCSE-RoBERTa-base"), abs=5e-3)
-    assert board["cards"]["sts.avg"] == pytest.approx(
+    assert roberta["cards"]["sts.avg"] == pytest.approx(
         _avg(cards["table3"], "CARDS") - _avg(cards["table3"], "SimCSE (ours)"), abs=5e-3)
-    assert board["vascl"]["sts.avg"] == pytest.approx(
+    assert roberta["vascl"]["sts.avg"] == pytest.approx(
         _avg(vascl["table1"], "VaSCL-base") - _avg(vascl["table1"], "SimCSE-base"), abs=5e-3)
-    assert board["vascl"]["clustering.avg"] == pytest.approx(
+    assert roberta["vascl"]["clustering.avg"] == pytest.approx(
         _avg(vascl["table2"], "VaSCL-base") - _avg(vascl["table2"], "SimCSE-base"), abs=5e-3)
     shots = [f"{d}_10shot" for d in ("SNIPS", "BANKING77", "CLINC150", "HWU64")]
     intent = sum(_avg(vascl["table3"], "VaSCL", c) - _avg(vascl["table3"], "SimCSE", c) for c in shots) / 4
-    assert board["vascl"]["intent.avg_10shot"] == pytest.approx(intent, abs=5e-4)
-    assert board["augcse"]["sts.avg"] == pytest.approx(
+    assert roberta["vascl"]["intent.avg_10shot"] == pytest.approx(intent, abs=5e-4)
+    assert roberta["augcse"]["sts.avg"] == pytest.approx(
         _avg(augcse["table4"], "AugCSE-RoBERTa-base") - _avg(augcse["table4"], "Unsupervised SimCSE-RoBERTa-base"),
         abs=5e-3)
-    assert board["augcse"]["transfer.avg"] == pytest.approx(
+    assert roberta["augcse"]["transfer.avg"] == pytest.approx(
         _avg(augcse["table5"], "AugCSE-RoBERTa-base") - _avg(augcse["table5"], "SimCSE-RoBERTa-base"), abs=5e-3)
+    # BERT-base: SDA and AugCSE train it; CARDS and VaSCL declare no BERT-base row, so their board has no gain
+    b = "bert-base-uncased"
+    assert set(bert) == {"sda_pi", "augcse"}
+    assert not any(r.get("backbone") == b for t in (cards, vascl) for table in t.values() for r in sc.iter_rows(table))
+    assert bert["sda_pi"]["sts.avg"] == pytest.approx(
+        _avg(sda["table4"], "+Punctuation Insertion", backbone=b) - _avg(sda["table4"], "SimCSE-BERT-base", backbone=b),
+        abs=5e-3)
+    assert bert["augcse"]["sts.avg"] == pytest.approx(
+        _avg(augcse["table4"], "AugCSE-BERT-base", backbone=b)
+        - _avg(augcse["table4"], "Unsupervised SimCSE-BERT-base", backbone=b), abs=5e-3)
+    assert bert["augcse"]["transfer.avg"] == pytest.approx(
+        _avg(augcse["table5"], "AugCSE-BERT-base", backbone=b) - _avg(augcse["table5"], "SimCSE-BERT-base", backbone=b),
+        abs=5e-3)
 
 
 @pytest.mark.parametrize("edit,message", [
     ({"seeds": {"demo": [1, 2], "small": [1, 2, 3], "paper": [1, 2, 3]}}, "seeds.demo: .* at least 3 distinct"),
     ({"rows": [{"label": "X", "method": "nosuch"}]}, "row 'X': unknown method 'nosuch'"),
     ({"baseline": "cards"}, "baseline: 'cards' is not the method of any row"),
-    ({"rows": [{"label": "S", "method": "simcse", "reported": {"glue.avg": 1}}]}, "'glue.avg' is not a column"),
+    ({"rows": [{"label": "S", "method": "simcse", "reported": {"roberta-base": {"glue.avg": 1}}}]},
+     "reported.roberta-base: 'glue.avg' is not a column"),
+    ({"rows": [{"label": "S", "method": "simcse", "reported": {"sts.avg": 1}}]},
+     "reported: 'sts.avg' is not one of the board's backbones"),
+    ({"backbones": ["roberta-base", "roberta-base"]}, "backbones: a list of distinct backbones"),
+    ({"backbones": ["gpt-7"]}, "backbones: unknown backbone 'gpt-7'"),
     ({"references": [{"label": "SimCSE", "pooler": "avg"}]}, "label 'SimCSE' names two rows"),
     ({"references": [{"label": "Untrained"}]}, "references: .* needs a label and a pooler"),
 ])
@@ -153,7 +188,7 @@ def test_bad_boards_name_the_key(cfg, tmp_path, edit, message):
 
 def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg, tmp_path):
     wf = Workflow(cfg, results=str(tmp_path / "R"))
-    rows = wf.leaderboard_points()
+    rows = wf.leaderboard_points("bert-base-uncased")
     sts = {"simcse": [70.0, 72.0, 77.0], "sda_pi": [71.0, 74.0, 77.5]}
     transfer = {"simcse": [80.0, 80.0, 80.0], "sda_pi": [81.0, 82.0, 83.0]}
     seconds = {"simcse": [10.0, 12.0, 14.0], "sda_pi": [11.0, 11.0, 11.0]}
@@ -166,9 +201,10 @@ def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg,
         for f, v in zip(r["train"], seconds[r["method"]]):
             Path(f).parent.mkdir(parents=True, exist_ok=True)
             Path(f).write_text(json.dumps({"train_seconds": v}))
-    out = tmp_path / "tables" / "leaderboard.tex"
-    render_leaderboard(str(tmp_path / "papers" / "leaderboard.yaml"), json.dumps({"rows": rows, "meta": {}}),
-                       str(out), str(tmp_path / "figures" / "leaderboard.pdf"), "demo")
+    out = tmp_path / "tables" / "leaderboard-bert-base-uncased.tex"
+    render_leaderboard(str(tmp_path / "papers" / "leaderboard.yaml"), "leaderboard-bert-base-uncased",
+                       json.dumps({"rows": rows, "meta": {"stand_ins": {"bert-base-uncased": "tiny-bert"}}}),
+                       str(out), str(tmp_path / "figures" / "leaderboard-bert-base-uncased.pdf"), "demo")
     csv = pd.read_csv(out.with_suffix(".csv"))
     cell = csv[(csv.method == "sda_pi") & (csv.metric == "sts.avg")].iloc[0]
     t2 = 4.302653
@@ -177,7 +213,8 @@ def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg,
     assert cell["ci_half_width"] == pytest.approx(t2 * math.sqrt(127 / 12) / math.sqrt(3), abs=1e-4)
     assert cell["diff"] == pytest.approx(7 / 6, abs=1e-4)
     assert cell["diff_ci_half_width"] == pytest.approx(t2 * math.sqrt(7 / 12) / math.sqrt(3), abs=1e-4)
-    assert cell["reported_gain"] == 1.33 and cell["values"] == "71.0000 74.0000 77.5000"
+    # the gain SDA reports for this board's backbone (BERT-base), not for the other's
+    assert cell["reported_gain"] == 1.10 and cell["values"] == "71.0000 74.0000 77.5000"
     # SimCSE's transfer never varies: a zero-width interval; SDA's difference 1, 2, 3: mean 2, s = 1
     flat = csv[(csv.method == "simcse") & (csv.metric == "transfer.avg")].iloc[0]
     assert flat["ci_half_width"] == 0.0 and pd.isna(flat["diff"])
@@ -191,11 +228,12 @@ def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg,
     assert untrained["diff"] == 7.0 and untrained["diff_ci_half_width"] == pytest.approx(8.957, abs=1e-3)
     assert csv[(csv.row == "No training (CLS)") & (csv.metric == "transfer.avg")].iloc[0]["diff"] == -1.0
     md = out.with_suffix(".md").read_text()
-    assert "| SDA | 74.17 ± 8.08<br>Δ +1.17 ± 1.90 (paper +1.33) |" in md
+    assert "| SDA | 74.17 ± 8.08<br>Δ +1.17 ± 1.90 (paper +1.10) |" in md
+    assert "Backbone tiny-bert (stand-in for bert-base-uncased)" in md
     assert "| No training (CLS) | 80.00<br>Δ +7.00 ± 8.96 | 79.00<br>Δ -1.00 ± 0.00 | -- |" in md
     # the report page renders the records read back from the CSV, where a missing Δ or gain is NaN: blank
     html = leaderboard_html(csv.where(csv.notna(), None).to_dict("records"))
     # SimCSE STS 70, 72, 77: mean 73, s^2 = (9 + 1 + 16) / 2 = 13; its own row has no Δ
     assert "nan" not in html.lower() and "<td>SimCSE</td><td>73.00 ± 8.96</td>" in html
-    assert (tmp_path / "figures" / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "figures" / "leaderboard-bert-base-uncased.png").read_bytes()[:4] == b"\x89PNG"
     assert r"\pm" in out.read_text()

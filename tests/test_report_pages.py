@@ -28,7 +28,7 @@ def _json_var(page: str, name: str) -> dict:
 
 def test_the_report_lists_every_declared_table_and_figure_per_paper(tmp_path):
     """Built from fake pages (the report only needs the marked files): one entry per declared table and figure
-    in its paper's category, and the leaderboard, each with its caption."""
+    in its paper's category, and each backbone's leaderboard, each with its caption."""
     config = sc.load_yaml(ROOT / "config.yaml")
     wf = Workflow({**config, "papers_dir": str(ROOT / "papers")}, results=str(tmp_path / "R"))
     for page in wf.report_pages().values():
@@ -48,13 +48,17 @@ def test_the_report_lists_every_declared_table_and_figure_per_paper(tmp_path):
             for item in paper.get(key, {}):
                 page = f"{tmp_path}/R/report/{key}/{name}/{item}.html"
                 expected.setdefault(short, {}).setdefault(kind, []).append(page)
-    expected["Leaderboard"] = {"Tables": [f"{tmp_path}/R/report/leaderboard.html"]}
+    boards = ("leaderboard", "leaderboard-bert-base-uncased")
+    expected["Leaderboard"] = {"Tables": [f"{tmp_path}/R/report/{board}.html" for board in boards]}
     assert {c: {s: sorted(f) for s, f in sub.items()} for c, sub in categories.items()} == \
         {c: {s: sorted(f) for s, f in sub.items()} for c, sub in expected.items()}
-    assert len(results) == sum(len(p.get("tables", {})) + len(p.get("figures", {})) for p in wf.papers.values()) + 1
+    assert len(results) == sum(len(p.get("tables", {})) + len(p.get("figures", {})) for p in wf.papers.values()) + 2
     table4 = results[f"{tmp_path}/R/report/tables/sda/table4.html"]
     assert table4["labels"] == {"output": "table4", "kind": "table", "scale": "demo"}
     assert "STS test sets, Spearman x100" in table4["caption"]
+    bert = results[f"{tmp_path}/R/report/leaderboard-bert-base-uncased.html"]
+    assert bert["labels"] == {"output": "leaderboard-bert-base-uncased", "kind": "table", "scale": "demo"}
+    assert "Backbone tiny-bert (stand-in for bert-base-uncased)" in bert["caption"]
     # offline: no script, stylesheet or image is fetched from elsewhere
     assert not re.search(r"<(script|img|iframe)[^>]+src=[\"']https?:", html)
     assert not re.search(r"<link[^>]+href=[\"']https?:", html)

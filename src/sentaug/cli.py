@@ -230,7 +230,7 @@ def cmd_report_page(a):
 def cmd_report_leaderboard(a):
     from .report.leaderboard import render_leaderboard
 
-    render_leaderboard(a.spec, a.inputs, a.out, a.figure, scale=a.scale)
+    render_leaderboard(a.spec, a.board, a.inputs, a.out, a.figure, scale=a.scale)
 
 
 def cmd_token_pca(a):
@@ -471,7 +471,7 @@ def build_parser() -> argparse.ArgumentParser:
     pg = rs.add_parser("page", help="one self-contained HTML page (table or figure, caption, numbers, provenance): "
                                     "an entry of the Snakemake report")
     pg.add_argument("--kind", required=True, choices=["table", "figure", "leaderboard", "census"])
-    pg.add_argument("--name", required=True, help="the table's or figure's name")
+    pg.add_argument("--name", required=True, help="the table's or figure's name (a leaderboard's: its board)")
     pg.add_argument("--spec", help="papers/<paper>.yaml (or papers/leaderboard.yaml)")
     pg.add_argument("--csv", help="the output's CSV")
     pg.add_argument("--png", help="the figure's PNG")
@@ -482,6 +482,7 @@ def build_parser() -> argparse.ArgumentParser:
     lb = rs.add_parser("leaderboard", help="every method on equal terms: means and paired differences to the "
                                            "baseline with t intervals over seeds")
     lb.add_argument("--spec", required=True, help="papers/leaderboard.yaml")
+    lb.add_argument("--board", required=True, help="leaderboard (the first backbone's) or leaderboard-<backbone>")
     lb.add_argument("--inputs", required=True, help='JSON {"rows": [...], "meta": {...}} (Workflow.leaderboard_points)')
     lb.add_argument("--scale", required=True)
     lb.add_argument("--out", required=True, help=".tex path; the .csv and .md are written beside it")

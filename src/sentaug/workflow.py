@@ -474,15 +474,22 @@ class Workflow:
             self._leaderboard = load_leaderboard(self.config)
         return self._leaderboard
 
-    def leaderboard_points(self) -> list[dict]:
-        """Per row: per column and seed the result file (and the target that makes it), and each run's
-        train_summary.json (training time). Runs live under the leaderboard's paper component (shared below
-        paper scale, so seeds the tables also train are trained once). Then the reference rows: the backbone
-        untrained, one result file per column and no seeds or runs."""
+    @property
+    def leaderboards(self) -> dict[str, str]:
+        """Board name -> its backbone (`sentaug.report.leaderboard.boards`); empty without a leaderboard file."""
+        from .report.leaderboard import boards
+
+        return boards(self.leaderboard) if self.leaderboard is not None else {}
+
+    def leaderboard_points(self, backbone: str) -> list[dict]:
+        """The board on `backbone`. Per row: per column and seed the result file (and the target that makes it),
+        and each run's train_summary.json (training time). Runs live under the leaderboard's paper component
+        (shared below paper scale, so seeds the tables also train are trained once). Then the reference rows: the
+        backbone untrained, one result file per column and no seeds or runs."""
         from .report.sources import metric_file, pretrained_metric_file
 
         spec = self.leaderboard
-        bb = self.stand_in(spec["backbone"])
+        bb = self.stand_in(backbone)
         seeds = spec["seeds"][self.scale]
         rows = []
         for row in spec["rows"]:
@@ -502,8 +509,8 @@ class Workflow:
                          "cells": cells, "train": [], "runs": []})
         return rows
 
-    def leaderboard_targets(self) -> list[str]:
-        rows = self.leaderboard_points()
+    def leaderboard_targets(self, backbone: str) -> list[str]:
+        rows = self.leaderboard_points(backbone)
         return sorted({t for r in rows for c in r["cells"].values() for t in c["targets"]} | {t for r in rows
                                                                                             for t in r["runs"]})
 
@@ -519,15 +526,13 @@ class Workflow:
                 pages[f"{self.R}/figures/{p}/{f}.pdf"] = f"{self.R}/report/figures/{p}/{f}.html"
         if census:
             pages[f"{self.R}/tables/augmentations.tex"] = f"{self.R}/report/census.html"
-        if self.leaderboard is not None:
-            pages[f"{self.R}/tables/leaderboard.tex"] = f"{self.R}/report/leaderboard.html"
+        for board in self.leaderboards:
+            pages[f"{self.R}/tables/{board}.tex"] = f"{self.R}/report/{board}.html"
         return pages
 
     def leaderboard_outputs(self) -> list[str]:
-        if self.leaderboard is None:
-            return []
-        return [f"{self.R}/tables/leaderboard.{ext}" for ext in ("tex", "csv", "md")] + \
-            [f"{self.R}/figures/leaderboard.{ext}" for ext in ("pdf", "png")]
+        return [f"{self.R}/{folder}/{board}.{ext}" for board in self.leaderboards
+                for folder, exts in (("tables", ("tex", "csv", "md")), ("figures", ("pdf", "png"))) for ext in exts]
 
 
 def token_key(max_length: int, add_tokens=()) -> str:

@@ -1,11 +1,12 @@
-"""The leaderboard (papers/leaderboard.yaml): every method on the same backbone, corpus, steps and seeds, scored on
-the same suites, with confidence intervals over seeds (`sentaug.report.stats`).
+"""The leaderboards (papers/leaderboard.yaml): every method on the same backbone, corpus, steps and seeds, scored
+on the same suites, with confidence intervals over seeds (`sentaug.report.stats`). One board per declared backbone.
 
-Writes results/tables/leaderboard.csv (one record per method and column: the per-seed values, mean and 95 %
-interval, paired difference to the baseline and its interval, the gain the method's paper reports), .tex and .md
-(the same numbers, one row per method), and results/figures/leaderboard.pdf/.png drawn from those records: per
-column the paired difference to the baseline with its interval, the paper's reported gain beside it, and the
-training time per run.
+Writes results/tables/<board>.csv (one record per method and column: the per-seed values, mean and 95 %
+interval, paired difference to the baseline and its interval, the gain the method's paper reports for that
+backbone), .tex and .md (the same numbers, one row per method), and results/figures/<board>.pdf/.png drawn from
+those records: per column the paired difference to the baseline with its interval, the paper's reported gain
+beside it, and the training time per run. <board> is `leaderboard` for the first backbone and
+`leaderboard-<backbone>` for each other (`boards`).
 """
 from __future__ import annotations
 
@@ -20,6 +21,14 @@ from .stats import Interval, paired_difference, t_interval
 
 TRAIN_TIME = "train.train_seconds"
 MIN_SEEDS = 3
+BOARD = "leaderboard"
+
+
+def boards(spec: dict) -> dict[str, str]:
+    """Board name -> backbone: `leaderboard` for the first declared backbone (the path every earlier build and the
+    report know), `leaderboard-<backbone>` for each other."""
+    first, *others = spec["backbones"]
+    return {BOARD: first, **{f"{BOARD}-{b}": b for b in others}}
 
 
 def leaderboard_path(config: dict) -> Path:
@@ -32,11 +41,15 @@ def load_leaderboard(config: dict) -> dict | None:
     if not path.exists():
         return None
     spec = sc.load_yaml(path)
-    for key in ("backbone", "baseline", "seeds", "columns", "rows"):
+    for key in ("backbones", "baseline", "seeds", "columns", "rows"):
         if key not in spec:
             raise sc.ConfigError(f"{path}: missing key '{key}'")
-    if spec["backbone"] not in config["backbones"]:
-        raise sc.ConfigError(f"{path}: backbone: unknown backbone '{spec['backbone']}'")
+    backbones = spec["backbones"]
+    if not isinstance(backbones, list) or not backbones or len(set(backbones)) < len(backbones):
+        raise sc.ConfigError(f"{path}: backbones: a list of distinct backbones, got {backbones!r}")
+    for backbone in backbones:
+        if backbone not in config["backbones"]:
+            raise sc.ConfigError(f"{path}: backbones: unknown backbone '{backbone}'")
     for scale in config["scales"]:
         seeds = spec["seeds"].get(scale)
         if not isinstance(seeds, list) or len(set(seeds)) < MIN_SEEDS:
@@ -51,9 +64,14 @@ def load_leaderboard(config: dict) -> dict | None:
             sc.method_config(config, row["method"])
         except sc.ConfigError as e:
             raise sc.ConfigError(f"{path}: row '{row['label']}': {e}") from None
-        unknown = set(row.get("reported") or {}) - set(metrics)
-        if unknown:
-            raise sc.ConfigError(f"{path}: row '{row['label']}': reported: '{sorted(unknown)[0]}' is not a column")
+        for backbone, gains in (row.get("reported") or {}).items():
+            if backbone not in backbones:
+                raise sc.ConfigError(f"{path}: row '{row['label']}': reported: '{backbone}' is not one of the "
+                                     f"board's backbones")
+            unknown = set(gains) - set(metrics)
+            if unknown:
+                raise sc.ConfigError(f"{path}: row '{row['label']}': reported.{backbone}: '{sorted(unknown)[0]}' is "
+                                     f"not a column")
     for ref in spec.get("references", []):
         if not isinstance(ref, dict) or {"label", "pooler"} - set(ref):
             raise sc.ConfigError(f"{path}: references: {ref!r} needs a label and a pooler")
@@ -70,12 +88,13 @@ def _num(x: float) -> float | None:
     return None if x is None or math.isnan(x) else round(x, 4)
 
 
-def leaderboard_records(spec: dict, rows: list[dict], scale: str) -> list[dict]:
+def leaderboard_records(spec: dict, rows: list[dict], scale: str, backbone: str) -> list[dict]:
     """One record per (row, column) and per row for the training time, from the resolved rows
-    (`Workflow.leaderboard_points`). A reference row (the untrained backbone) has one value per column and no
-    training time; its Δ is that value minus each baseline seed, so its interval is the baseline's."""
+    (`Workflow.leaderboard_points`) of the board on `backbone`. A reference row (the untrained backbone) has one
+    value per column and no training time; its Δ is that value minus each baseline seed, so its interval is the
+    baseline's."""
     confidence = spec.get("confidence", 0.95)
-    reported = {r["method"]: r.get("reported") or {} for r in spec["rows"]}
+    reported = {r["method"]: (r.get("reported") or {}).get(backbone, {}) for r in spec["rows"]}
     values = {}
     for row in rows:
         for metric, cell in row["cells"].items():
@@ -122,17 +141,17 @@ def _signed(mean, half) -> str:
     return f"{mean:+.2f}" + (f" ± {half:.2f}" if half is not None else "")
 
 
-def caption(spec: dict, scale: str, meta: dict) -> str:
-    stand_in = meta.get("stand_ins", {}).get(spec["backbone"], spec["backbone"])
+def caption(spec: dict, scale: str, meta: dict, backbone: str) -> str:
+    stand_in = meta.get("stand_ins", {}).get(backbone, backbone)
     seeds = spec["seeds"][scale]
     pct = round(100 * spec.get("confidence", 0.95))
     text = (f"{spec.get('title', 'Leaderboard')}. Backbone {stand_in}"
-            + (f" (stand-in for {spec['backbone']})" if stand_in != spec["backbone"] else "")
+            + (f" (stand-in for {backbone})" if stand_in != backbone else "")
             + f", corpus {meta.get('corpus', '?')}, the scale's steps and batch, seeds "
               f"{', '.join(map(str, seeds))} for every method. Each cell: mean over seeds ± the half-width of its "
               f"{pct} % confidence interval (Student's t); Δ: the paired (per-seed) difference to "
-              f"{spec['baseline']} ± its half-width; paper: the gain over SimCSE the method's paper reports "
-              f"(RoBERTa-base, its own runs).")
+              f"{spec['baseline']} ± its half-width; paper: the gain over SimCSE the method's paper reports for "
+              f"{backbone} in its own tables (none where it has no {backbone} run).")
     if spec.get("references"):
         text += (" No training: the backbone before any training step, pooled as named; its Δ is its value minus "
                  f"each {spec['baseline']} seed.")
@@ -168,9 +187,9 @@ def _table_cells(records: list[dict]) -> tuple[list[str], list[tuple[str, list[s
     return columns, rows
 
 
-def render_markdown(spec: dict, records: list[dict], scale: str, meta: dict) -> str:
+def render_markdown(spec: dict, records: list[dict], scale: str, meta: dict, backbone: str) -> str:
     columns, rows = _table_cells(records)
-    lines = [f"# {spec.get('title', 'Leaderboard')}", "", caption(spec, scale, meta), "",
+    lines = [f"# {spec.get('title', 'Leaderboard')}: {backbone}", "", caption(spec, scale, meta, backbone), "",
              "| Method | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for label, first, second in rows:
         cells = [f"{a}<br>{b}" if b else a for a, b in zip(first, second)]
@@ -178,7 +197,7 @@ def render_markdown(spec: dict, records: list[dict], scale: str, meta: dict) -> 
     return "\n".join(lines) + "\n"
 
 
-def render_tex(spec: dict, records: list[dict], scale: str, meta: dict) -> str:
+def render_tex(spec: dict, records: list[dict], scale: str, meta: dict, backbone: str) -> str:
     columns, rows = _table_cells(records)
     lines = [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{l" + "r" * len(columns) + "}",
              r"\toprule", " & ".join(["Method"] + [_tex(c) for c in columns]) + r" \\", r"\midrule"]
@@ -186,12 +205,12 @@ def render_tex(spec: dict, records: list[dict], scale: str, meta: dict) -> str:
         lines.append(" & ".join([_tex(label)] + [_tex(c) for c in first]) + r" \\")
         if any(second):
             lines.append(" & ".join([""] + [r"{\footnotesize " + _tex(c) + "}" if c else "" for c in second]) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_tex(caption(spec, scale, meta))}}}",
-              r"\label{tab:leaderboard}", r"\end{table}"]
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_tex(caption(spec, scale, meta, backbone))}}}",
+              rf"\label{{tab:leaderboard-{backbone}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 
-def draw(records: list[dict], spec: dict, scale: str, meta: dict, out: Path) -> None:
+def draw(records: list[dict], spec: dict, scale: str, meta: dict, backbone: str, out: Path) -> None:
     """Per column, the paired difference to the baseline with its interval (the paper's gain as a cross), and the
     training time per run; written to `out` (.pdf) and a .png beside it."""
     import textwrap
@@ -228,7 +247,7 @@ def draw(records: list[dict], spec: dict, scale: str, meta: dict, out: Path) -> 
     if any(r["reference"] for r in records):
         handles.append(plt.Line2D([], [], color="C7", marker="D", label="no training"))
     fig.legend(handles=handles, loc="upper right", fontsize=7, ncol=len(handles))
-    text = textwrap.wrap(caption(spec, scale, meta), 150)
+    text = textwrap.wrap(caption(spec, scale, meta, backbone), 150)
     fig.text(0.01, 0.005, "\n".join(text), fontsize=7, va="bottom")
     fig.tight_layout(rect=(0, 0.03 + 0.035 * len(text), 1, 0.93))
     with atomic_path(out.with_suffix(".png")) as tmp:
@@ -238,21 +257,22 @@ def draw(records: list[dict], spec: dict, scale: str, meta: dict, out: Path) -> 
     plt.close(fig)
 
 
-def render_leaderboard(spec_file: str, inputs: str, out: str, figure: str, scale: str) -> None:
-    """CLI entry: `inputs` is {"rows": Workflow.leaderboard_points(), "meta": {...}}; writes `out` (.tex) with a
-    .csv and .md beside it, and `figure` (.pdf) with a .png."""
+def render_leaderboard(spec_file: str, board: str, inputs: str, out: str, figure: str, scale: str) -> None:
+    """CLI entry: `inputs` is {"rows": Workflow.leaderboard_points(backbone), "meta": {...}} for the board named
+    `board`; writes `out` (.tex) with a .csv and .md beside it, and `figure` (.pdf) with a .png."""
     import pandas as pd
 
     spec = sc.load_yaml(spec_file)
+    backbone = boards(spec)[board]
     given = json.loads(inputs)
     meta = given.get("meta", {})
-    records = leaderboard_records(spec, given["rows"], scale)
+    records = leaderboard_records(spec, given["rows"], scale, backbone)
     out = Path(out)
     with atomic_path(out.with_suffix(".csv")) as tmp:
         pd.DataFrame(records).to_csv(tmp, index=False)
     with atomic_path(out.with_suffix(".md")) as tmp:
-        tmp.write_text(render_markdown(spec, records, scale, meta), encoding="utf-8")
-    draw(records, spec, scale, meta, Path(figure))
+        tmp.write_text(render_markdown(spec, records, scale, meta, backbone), encoding="utf-8")
+    draw(records, spec, scale, meta, backbone, Path(figure))
     with atomic_path(out) as tmp:
-        tmp.write_text(render_tex(spec, records, scale, meta), encoding="utf-8")
-    print(render_markdown(spec, records, scale, meta))
+        tmp.write_text(render_tex(spec, records, scale, meta, backbone), encoding="utf-8")
+    print(render_markdown(spec, records, scale, meta, backbone))

@@ -137,9 +137,9 @@ def page_caption(kind: str, spec: dict | None, name: str, scale: str, meta: dict
 
         return caption(spec, name, scale, meta)
     if kind == "leaderboard":
-        from .leaderboard import caption
+        from .leaderboard import boards, caption
 
-        return caption(spec, scale, meta)
+        return caption(spec, scale, meta, boards(spec)[name])
     table = spec["tables"][name]
     text = f"{spec.get('short', '')} {name}: {table['caption']} Ours: mean ± sd over seeds; paper: as reported."
     if scale != "paper":
