@@ -215,6 +215,7 @@ def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg,
     assert cell["diff_ci_half_width"] == pytest.approx(t2 * math.sqrt(7 / 12) / math.sqrt(3), abs=1e-4)
     # the gain SDA reports for this board's backbone (BERT-base), not for the other's
     assert cell["reported_gain"] == 1.10 and cell["values"] == "71.0000 74.0000 77.5000"
+    assert set(csv.backbone) == {"bert-base-uncased"}
     # SimCSE's transfer never varies: a zero-width interval; SDA's difference 1, 2, 3: mean 2, s = 1
     flat = csv[(csv.method == "simcse") & (csv.metric == "transfer.avg")].iloc[0]
     assert flat["ci_half_width"] == 0.0 and pd.isna(flat["diff"])

@@ -110,8 +110,8 @@ def leaderboard_records(spec: dict, rows: list[dict], scale: str, backbone: str)
             by_seed = values[row["label"], metric]
             # a reference row trains nothing: its training-time cell is empty
             own = t_interval(list(by_seed.values()), confidence) if by_seed else Interval(math.nan, math.nan, 0)
-            record = {"scale": scale, "row": row["label"], "method": row["method"], "pooler": row.get("pooler"),
-                      "column": label, "metric": metric, "n": own.n,
+            record = {"scale": scale, "backbone": backbone, "row": row["label"], "method": row["method"],
+                      "pooler": row.get("pooler"), "column": label, "metric": metric, "n": own.n,
                       "seeds": " ".join(str(s) for s in row["seeds"]),
                       "values": " ".join(f"{v:.4f}" for v in by_seed.values()),
                       "mean": _num(own.mean), "ci_low": _num(own.low), "ci_high": _num(own.high),
