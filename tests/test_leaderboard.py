@@ -12,7 +12,7 @@ import yaml
 
 import sentaug.config as sc
 from sentaug.report.leaderboard import boards, load_leaderboard, render_leaderboard
-from sentaug.report.pages import leaderboard_html
+from sentaug.report.pages import leaderboard_html, render_page
 from sentaug.report.stats import paired_difference, t_interval, t_quantile
 from sentaug.workflow import Workflow
 
@@ -237,4 +237,15 @@ def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg,
     # SimCSE STS 70, 72, 77: mean 73, s^2 = (9 + 1 + 16) / 2 = 13; its own row has no Δ
     assert "nan" not in html.lower() and "<td>SimCSE</td><td>73.00 ± 8.96</td>" in html
     assert (tmp_path / "figures" / "leaderboard-bert-base-uncased.png").read_bytes()[:4] == b"\x89PNG"
+    # its report page: headed by the board's backbone, the caption the renderer wrote, the same table
+    page = tmp_path / "report" / "leaderboard-bert-base-uncased.html"
+    render_page("leaderboard", "leaderboard-bert-base-uncased", str(page), "demo",
+                json.dumps({"results": [], "meta": {"short": "Leaderboard",
+                                                    "stand_ins": {"bert-base-uncased": "tiny-bert"}}}),
+                spec_file=str(tmp_path / "papers" / "leaderboard.yaml"), csv=str(out.with_suffix(".csv")),
+                png=str(tmp_path / "figures" / "leaderboard-bert-base-uncased.png"))
+    text = page.read_text()
+    assert "<h1>Leaderboard bert-base-uncased <span class='sub'>(leaderboard, scale demo)</span></h1>" in text
+    assert "Backbone tiny-bert (stand-in for bert-base-uncased)" in text
+    assert "<td>SimCSE</td><td>73.00 ± 8.96</td>" in text
     assert r"\pm" in out.read_text()

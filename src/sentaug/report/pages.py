@@ -163,11 +163,16 @@ def render_page(kind: str, name: str, out: str, scale: str, inputs: str, spec_fi
 
     given = json.loads(inputs)
     meta = given.get("meta", {})
-    text = page_caption(kind, spec_file and load_yaml(spec_file), name, scale, meta)
+    spec = spec_file and load_yaml(spec_file)
+    text = page_caption(kind, spec, name, scale, meta)
     title = {"table": "Table", "figure": "Figure", "leaderboard": "Leaderboard", "census": "Table"}[kind]
     short = meta.get("short") or ""
-    body = [f"<h1>{_e(short)} {_e(name) if kind != 'leaderboard' else ''} <span class='sub'>({title.lower()}, "
-            f"scale {_e(scale)})</span></h1>", f"<p class='caption'>{_e(text)}</p>"]
+    if kind == "leaderboard":    # a board is named by its backbone
+        from .leaderboard import boards
+
+        name = boards(spec)[name]
+    body = [f"<h1>{_e(short)} {_e(name)} <span class='sub'>({title.lower()}, scale {_e(scale)})</span></h1>",
+            f"<p class='caption'>{_e(text)}</p>"]
     outputs = {}
     frame = pd.read_csv(csv) if csv else None
     if png:
