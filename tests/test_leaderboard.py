@@ -186,6 +186,13 @@ def test_bad_boards_name_the_key(cfg, tmp_path, edit, message):
         load_leaderboard(cfg)
 
 
+def test_a_board_in_the_one_backbone_form_says_how_to_write_it(cfg, tmp_path):
+    board = {k: v for k, v in yaml.safe_load(LEADERBOARD).items() if k != "backbones"}
+    (tmp_path / "papers" / "leaderboard.yaml").write_text(yaml.safe_dump({**board, "backbone": "roberta-base"}))
+    with pytest.raises(sc.ConfigError, match=r"'backbone' is now 'backbones'.*backbones: \[roberta-base\]"):
+        load_leaderboard(cfg)
+
+
 def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg, tmp_path):
     wf = Workflow(cfg, results=str(tmp_path / "R"))
     rows = wf.leaderboard_points("bert-base-uncased")

@@ -41,6 +41,9 @@ def load_leaderboard(config: dict) -> dict | None:
     if not path.exists():
         return None
     spec = sc.load_yaml(path)
+    if "backbone" in spec:    # the one-board form of earlier versions
+        raise sc.ConfigError(f"{path}: 'backbone' is now 'backbones', one board per backbone: write "
+                             f"backbones: [{spec['backbone']}]")
     for key in ("backbones", "baseline", "seeds", "columns", "rows"):
         if key not in spec:
             raise sc.ConfigError(f"{path}: missing key '{key}'")
