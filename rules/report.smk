@@ -180,7 +180,8 @@ if W.leaderboards:
         params:
             code=code("report/leaderboard.py"),
             inputs=lambda w: json.dumps(
-                {"rows": W.leaderboard_points(W.leaderboards[w.board]), "meta": W.table_meta()}
+                {"rows": W.leaderboard_points(W.leaderboards[w.board]),
+                 "meta": W.leaderboard_meta(W.leaderboards[w.board])}
             ),
             scale=SCALE,
         log:
@@ -284,8 +285,12 @@ if W.leaderboards:
             board=BOARDS,
         params:
             code=code("report/pages.py"),
-            caption=lambda w: rst_escape(page_caption("leaderboard", W.leaderboard, w.board, SCALE, W.table_meta())),
-            inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _page_meta("Leaderboard")}),
+            caption=lambda w: rst_escape(page_caption("leaderboard", W.leaderboard, w.board, SCALE,
+                                                      W.leaderboard_meta(W.leaderboards[w.board]))),
+            inputs=lambda w, input: json.dumps(
+                {"results": list(input.results),
+                 "meta": {**W.leaderboard_meta(W.leaderboards[w.board]), "short": "Leaderboard"}}
+            ),
             scale=SCALE,
         log:
             f"{R}/logs/report/pages/{{board}}.log",

@@ -509,6 +509,13 @@ class Workflow:
                          "cells": cells, "train": [], "runs": []})
         return rows
 
+    def leaderboard_meta(self, backbone: str) -> dict:
+        """`table_meta` for the board on `backbone`: its own stand-in and its own seeds, not the scale's."""
+        meta = self.table_meta()
+        meta["stand_ins"] = {b: s for b, s in meta["stand_ins"].items() if b == backbone}
+        meta["seeds"] = len(self.leaderboard["seeds"][self.scale])
+        return meta
+
     def leaderboard_targets(self, backbone: str) -> list[str]:
         rows = self.leaderboard_points(backbone)
         return sorted({t for r in rows for c in r["cells"].values() for t in c["targets"]} | {t for r in rows
