@@ -160,6 +160,10 @@ LEADERBOARD_SPEC = str(Path(config.get("papers_dir", "papers")) / "leaderboard.y
 BOARDS = "|".join(re.escape(board) for board in W.leaderboards)   # the {board} wildcard: declared boards only
 
 
+def _board_backbone(w):
+    return W.leaderboards[w.board]
+
+
 def _page_meta(short, paper=None, table=None):
     return {**W.table_meta(paper, table), "short": short}
 

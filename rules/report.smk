@@ -168,7 +168,7 @@ if W.leaderboards:
     rule leaderboard:
         input:
             spec=LEADERBOARD_SPEC,
-            results=lambda w: W.leaderboard_targets(W.leaderboards[w.board]),
+            results=lambda w: W.leaderboard_targets(_board_backbone(w)),
         output:
             tex=f"{R}/tables/{{board}}.tex",
             csv=f"{R}/tables/{{board}}.csv",
@@ -180,8 +180,7 @@ if W.leaderboards:
         params:
             code=code("report/leaderboard.py"),
             inputs=lambda w: json.dumps(
-                {"rows": W.leaderboard_points(W.leaderboards[w.board]),
-                 "meta": W.leaderboard_meta(W.leaderboards[w.board])}
+                {"rows": W.leaderboard_points(_board_backbone(w)), "meta": W.leaderboard_meta(_board_backbone(w))}
             ),
             scale=SCALE,
         log:
@@ -277,7 +276,7 @@ if W.leaderboards:
             spec=LEADERBOARD_SPEC,
             csv=f"{R}/tables/{{board}}.csv",
             png=f"{R}/figures/{{board}}.png",
-            results=lambda w: W.leaderboard_targets(W.leaderboards[w.board]),
+            results=lambda w: W.leaderboard_targets(_board_backbone(w)),
         output:
             report(f"{R}/report/{{board}}.html", caption="../report/page.rst", category="Leaderboard",
                    subcategory="Tables", labels=lambda w: {"output": w.board, "kind": "table", "scale": SCALE}),
@@ -285,11 +284,12 @@ if W.leaderboards:
             board=BOARDS,
         params:
             code=code("report/pages.py"),
-            caption=lambda w: rst_escape(page_caption("leaderboard", W.leaderboard, w.board, SCALE,
-                                                      W.leaderboard_meta(W.leaderboards[w.board]))),
+            caption=lambda w: rst_escape(
+                page_caption("leaderboard", W.leaderboard, w.board, SCALE, W.leaderboard_meta(_board_backbone(w)))
+            ),
             inputs=lambda w, input: json.dumps(
                 {"results": list(input.results),
-                 "meta": {**W.leaderboard_meta(W.leaderboards[w.board]), "short": "Leaderboard"}}
+                 "meta": {**W.leaderboard_meta(_board_backbone(w)), "short": "Leaderboard"}}
             ),
             scale=SCALE,
         log:
