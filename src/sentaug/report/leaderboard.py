@@ -190,9 +190,10 @@ def _table_cells(records: list[dict]) -> tuple[list[str], list[tuple[str, list[s
     return columns, rows
 
 
-def render_markdown(spec: dict, records: list[dict], scale: str, meta: dict, backbone: str) -> str:
+def render_markdown(spec: dict, records: list[dict], text: str, backbone: str) -> str:
+    """The board as Markdown under its caption `text`."""
     columns, rows = _table_cells(records)
-    lines = [f"# {spec.get('title', 'Leaderboard')}: {backbone}", "", caption(spec, scale, meta, backbone), "",
+    lines = [f"# {spec.get('title', 'Leaderboard')}: {backbone}", "", text, "",
              "| Method | " + " | ".join(columns) + " |", "|---|" + "---|" * len(columns)]
     for label, first, second in rows:
         cells = [f"{a}<br>{b}" if b else a for a, b in zip(first, second)]
@@ -200,7 +201,8 @@ def render_markdown(spec: dict, records: list[dict], scale: str, meta: dict, bac
     return "\n".join(lines) + "\n"
 
 
-def render_tex(spec: dict, records: list[dict], scale: str, meta: dict, backbone: str) -> str:
+def render_tex(records: list[dict], text: str, backbone: str) -> str:
+    """The board as a LaTeX table with its caption `text`."""
     columns, rows = _table_cells(records)
     lines = [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{l" + "r" * len(columns) + "}",
              r"\toprule", " & ".join(["Method"] + [_tex(c) for c in columns]) + r" \\", r"\midrule"]
@@ -208,14 +210,14 @@ def render_tex(spec: dict, records: list[dict], scale: str, meta: dict, backbone
         lines.append(" & ".join([_tex(label)] + [_tex(c) for c in first]) + r" \\")
         if any(second):
             lines.append(" & ".join([""] + [r"{\footnotesize " + _tex(c) + "}" if c else "" for c in second]) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_tex(caption(spec, scale, meta, backbone))}}}",
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_tex(text)}}}",
               rf"\label{{tab:leaderboard-{backbone}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 
-def draw(records: list[dict], spec: dict, scale: str, meta: dict, backbone: str, out: Path) -> None:
+def draw(records: list[dict], spec: dict, text: str, out: Path) -> None:
     """Per column, the paired difference to the baseline with its interval (the paper's gain as a cross), and the
-    training time per run; written to `out` (.pdf) and a .png beside it."""
+    training time per run, above the caption `text`; written to `out` (.pdf) and a .png beside it."""
     import textwrap
 
     import matplotlib
@@ -250,9 +252,9 @@ def draw(records: list[dict], spec: dict, scale: str, meta: dict, backbone: str,
     if any(r["reference"] for r in records):
         handles.append(plt.Line2D([], [], color="C7", marker="D", label="no training"))
     fig.legend(handles=handles, loc="upper right", fontsize=7, ncol=len(handles))
-    text = textwrap.wrap(caption(spec, scale, meta, backbone), 150)
-    fig.text(0.01, 0.005, "\n".join(text), fontsize=7, va="bottom")
-    fig.tight_layout(rect=(0, 0.03 + 0.035 * len(text), 1, 0.93))
+    wrapped = textwrap.wrap(text, 150)
+    fig.text(0.01, 0.005, "\n".join(wrapped), fontsize=7, va="bottom")
+    fig.tight_layout(rect=(0, 0.03 + 0.035 * len(wrapped), 1, 0.93))
     with atomic_path(out.with_suffix(".png")) as tmp:
         fig.savefig(tmp, format="png", dpi=130)
     with atomic_path(out) as tmp:
@@ -270,12 +272,14 @@ def render_leaderboard(spec_file: str, board: str, inputs: str, out: str, figure
     given = json.loads(inputs)
     meta = given.get("meta", {})
     records = leaderboard_records(spec, given["rows"], scale, backbone)
+    text = caption(spec, scale, meta, backbone)
+    markdown = render_markdown(spec, records, text, backbone)
     out = Path(out)
     with atomic_path(out.with_suffix(".csv")) as tmp:
         pd.DataFrame(records).to_csv(tmp, index=False)
     with atomic_path(out.with_suffix(".md")) as tmp:
-        tmp.write_text(render_markdown(spec, records, scale, meta, backbone), encoding="utf-8")
-    draw(records, spec, scale, meta, backbone, Path(figure))
+        tmp.write_text(markdown, encoding="utf-8")
+    draw(records, spec, text, Path(figure))
     with atomic_path(out) as tmp:
-        tmp.write_text(render_tex(spec, records, scale, meta, backbone), encoding="utf-8")
-    print(render_markdown(spec, records, scale, meta, backbone))
+        tmp.write_text(render_tex(records, text, backbone), encoding="utf-8")
+    print(markdown)
