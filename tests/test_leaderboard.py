@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 import sentaug.config as sc
-from sentaug.report.leaderboard import boards, load_leaderboard, render_leaderboard
+from sentaug.report.leaderboard import board_progress, boards, load_leaderboard, render_leaderboard
 from sentaug.report.pages import leaderboard_html, render_page
 from sentaug.report.stats import paired_difference, t_interval, t_quantile
 from sentaug.workflow import Workflow
@@ -196,21 +196,27 @@ def test_a_board_in_the_one_backbone_form_says_how_to_write_it(cfg, tmp_path):
         load_leaderboard(cfg)
 
 
-def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg, tmp_path):
-    wf = Workflow(cfg, results=str(tmp_path / "R"))
-    rows = wf.leaderboard_points("bert-base-uncased")
-    sts = {"simcse": [70.0, 72.0, 77.0], "sda_pi": [71.0, 74.0, 77.5]}
-    transfer = {"simcse": [80.0, 80.0, 80.0], "sda_pi": [81.0, 82.0, 83.0]}
-    seconds = {"simcse": [10.0, 12.0, 14.0], "sda_pi": [11.0, 11.0, 11.0]}
-    sts[None], transfer[None], seconds[None] = [80.0], [79.0], []    # the untrained backbone: one value, no seeds
+STS = {"simcse": [70.0, 72.0, 77.0], "sda_pi": [71.0, 74.0, 77.5], None: [80.0]}   # None: the untrained backbone
+TRANSFER = {"simcse": [80.0, 80.0, 80.0], "sda_pi": [81.0, 82.0, 83.0], None: [79.0]}
+SECONDS = {"simcse": [10.0, 12.0, 14.0], "sda_pi": [11.0, 11.0, 11.0], None: []}   # the untrained row trains nothing
+
+
+def _write_results(rows: list[dict], transfer: dict = TRANSFER) -> None:
+    """The result files of a board's rows: `{"avg": v}` per metric and seed, and each run's training time."""
     for r in rows:
-        for metric, values in (("sts.avg", sts), ("transfer.avg", transfer)):
+        for metric, values in (("sts.avg", STS), ("transfer.avg", transfer)):
             for f, v in zip(r["cells"][metric]["files"], values[r["method"]]):
                 Path(f).parent.mkdir(parents=True, exist_ok=True)
                 Path(f).write_text(json.dumps({"avg": v}))
-        for f, v in zip(r["train"], seconds[r["method"]]):
+        for f, v in zip(r["train"], SECONDS[r["method"]]):
             Path(f).parent.mkdir(parents=True, exist_ok=True)
             Path(f).write_text(json.dumps({"train_seconds": v}))
+
+
+def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg, tmp_path):
+    wf = Workflow(cfg, results=str(tmp_path / "R"))
+    rows = wf.leaderboard_points("bert-base-uncased")
+    _write_results(rows)
     out = tmp_path / "tables" / "leaderboard-bert-base-uncased.tex"
     render_leaderboard(str(tmp_path / "papers" / "leaderboard.yaml"), "leaderboard-bert-base-uncased",
                        json.dumps({"rows": rows, "meta": {"stand_ins": {"bert-base-uncased": "tiny-bert"}}}),
@@ -259,3 +265,21 @@ def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg,
     assert "Backbone tiny-bert (stand-in for bert-base-uncased)" in text
     assert "<td>SimCSE</td><td>73.00 ± 8.96</td>" in text
     assert r"\pm" in out.read_text()
+
+
+def test_progress_view_shows_complete_cells_and_counts_the_pending_ones(cfg, tmp_path):
+    wf = Workflow(cfg, results=str(tmp_path / "R"))
+    # SDA's transfer has seeds 1 and 2 written, the untrained backbone's none
+    _write_results(wf.leaderboard_points("bert-base-uncased"), {**TRANSFER, "sda_pi": [81.0, 82.0], None: []})
+    md = board_progress(wf, "leaderboard-bert-base-uncased")
+    # 3 rows x (2 columns + training time) = 9 cells; pending: SDA's transfer and the untrained transfer
+    assert "In progress: 7 of 9 cells complete." in md
+    # a complete cell and its Δ are the full board's (hand computation in the test above)
+    assert "| SDA | 74.17 ± 8.08<br>Δ +1.17 ± 1.90 (paper +1.10) | pending 2/3 | 11.0 ± 0.0 |" in md
+    assert "| SimCSE | 73.00 ± 8.96 | 80.00 ± 0.00 | 12.0 ± 5.0 |" in md
+    assert "| No training (CLS) | 80.00<br>Δ +7.00 ± 8.96 | pending 0/1 | -- |" in md
+    # the other board is a different backbone's: none of its runs exist
+    assert "In progress: 1 of 9 cells complete." in board_progress(wf, "leaderboard")
+    with pytest.raises(sc.ConfigError, match="unknown board 'leaderboard-bert'.*leaderboard, "
+                                             "leaderboard-bert-base-uncased"):
+        board_progress(wf, "leaderboard-bert")

@@ -233,6 +233,15 @@ def cmd_report_leaderboard(a):
     render_leaderboard(a.spec, a.board, a.inputs, a.out, a.figure, scale=a.scale)
 
 
+def cmd_report_leaderboard_progress(a):
+    from . import config as sc
+    from .report.leaderboard import board_progress
+    from .workflow import Workflow
+
+    config = {**sc.load_yaml(a.config), "scale": a.scale}
+    print(board_progress(Workflow(config, results=a.results), a.board), end="")
+
+
 def cmd_token_pca(a):
     from .evaluate.token_embeddings import token_pca_cli
 
@@ -488,6 +497,14 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--out", required=True, help=".tex path; the .csv and .md are written beside it")
     lb.add_argument("--figure", required=True, help=".pdf path; the .png is written beside it")
     lb.set_defaults(func=cmd_report_leaderboard)
+    lp = rs.add_parser("leaderboard-progress", help="a board from whichever result files exist now (pending cells "
+                                                    "say how many seeds are written), as Markdown on stdout")
+    lp.add_argument("--board", default="leaderboard", help="leaderboard (the first backbone's) or "
+                                                           "leaderboard-<backbone>")
+    lp.add_argument("--scale", required=True)
+    lp.add_argument("--config", default="config.yaml")
+    lp.add_argument("--results", default="results")
+    lp.set_defaults(func=cmd_report_leaderboard_progress)
     ce = rs.add_parser("census", help="augmentation census table (share changed, edit distance, length, cosine)")
     ce.add_argument("--inputs", required=True,
                     help='JSON {"rows": {name: {"stats": cache stats JSON, "embedding": augment-cosine JSON}}, '

@@ -91,20 +91,25 @@ def _num(x: float) -> float | None:
     return None if x is None or math.isnan(x) else round(x, 4)
 
 
-def leaderboard_records(spec: dict, rows: list[dict], scale: str, backbone: str) -> list[dict]:
+def leaderboard_records(spec: dict, rows: list[dict], scale: str, backbone: str,
+                        partial: bool = False) -> list[dict]:
     """One record per (row, column) and per row for the training time, from the resolved rows
     (`Workflow.leaderboard_points`) of the board on `backbone`. A reference row (the untrained backbone) has one
     value per column and no training time; its Δ is that value minus each baseline seed, so its interval is the
-    baseline's."""
+    baseline's. With `partial`, a cell some of whose result files are not written yet is `pending` ("k/n" written)
+    and has no statistics, nor has any Δ involving it (an interval over the seeds that happen to be done would
+    change meaning as runs land)."""
     confidence = spec.get("confidence", 0.95)
     reported = {r["method"]: (r.get("reported") or {}).get(backbone, {}) for r in spec["rows"]}
-    values = {}
+    files, values = {}, {}
     for row in rows:
         for metric, cell in row["cells"].items():
-            values[row["label"], metric] = {s: metric_value(read_json(f), metric)
-                                            for s, f in zip(row["seeds"] or [None], cell["files"])}
-        values[row["label"], TRAIN_TIME] = {s: float(read_json(f)["train_seconds"])
-                                            for s, f in zip(row["seeds"], row["train"])}
+            files[row["label"], metric] = (row["seeds"] or [None], cell["files"],
+                                           lambda f, metric=metric: metric_value(read_json(f), metric))
+        files[row["label"], TRAIN_TIME] = (row["seeds"], row["train"], lambda f: float(read_json(f)["train_seconds"]))
+    for key, (seeds, paths, read) in files.items():
+        written = sum(Path(f).exists() for f in paths) if partial else len(paths)
+        values[key] = {s: read(f) for s, f in zip(seeds, paths)} if written == len(paths) else None
     baseline = next(r["label"] for r in rows if r["method"] == spec["baseline"])
     columns = [(c["label"], c["metric"]) for c in spec["columns"]] + [("Training time (s/run)", TRAIN_TIME)]
     records = []
@@ -113,17 +118,23 @@ def leaderboard_records(spec: dict, rows: list[dict], scale: str, backbone: str)
             by_seed = values[row["label"], metric]
             # a reference row trains nothing: its training-time cell is empty
             own = t_interval(list(by_seed.values()), confidence) if by_seed else Interval(math.nan, math.nan, 0)
+            pending = None
+            if by_seed is None:
+                paths = files[row["label"], metric][1]
+                pending = f"{sum(Path(f).exists() for f in paths)}/{len(paths)}"
             record = {"scale": scale, "backbone": backbone, "row": row["label"], "method": row["method"],
                       "pooler": row.get("pooler"), "column": label, "metric": metric, "n": own.n,
                       "seeds": " ".join(str(s) for s in row["seeds"]),
-                      "values": " ".join(f"{v:.4f}" for v in by_seed.values()),
+                      "values": " ".join(f"{v:.4f}" for v in (by_seed or {}).values()),
                       "mean": _num(own.mean), "ci_low": _num(own.low), "ci_high": _num(own.high),
                       "ci_half_width": _num(own.half_width), "diff": None, "diff_ci_low": None,
                       "diff_ci_high": None, "diff_ci_half_width": None,
                       "reported_gain": reported.get(row["method"], {}).get(metric),
                       "baseline": row["label"] == baseline, "reference": row["method"] is None}
-            if metric != TRAIN_TIME and row["label"] != baseline:
-                base = values[baseline, metric]
+            if partial:
+                record["pending"] = pending
+            base = values[baseline, metric] if metric != TRAIN_TIME else None
+            if row["label"] != baseline and by_seed is not None and base is not None:
                 mine = by_seed if row["seeds"] else {s: by_seed[None] for s in base}
                 diff = paired_difference(mine, base, confidence)
                 record.update(diff=_num(diff.mean), diff_ci_low=_num(diff.low), diff_ci_high=_num(diff.high),
@@ -177,7 +188,8 @@ def _table_cells(records: list[dict]) -> tuple[list[str], list[tuple[str, list[s
     rows = []
     for label in dict.fromkeys(r["row"] for r in records):
         cells = {r["column"]: r for r in records if r["row"] == label}
-        first = [_pm(cells[c]["mean"], cells[c]["ci_half_width"], 1 if cells[c]["metric"] == TRAIN_TIME else 2)
+        first = [f"pending {cells[c]['pending']}" if cells[c].get("pending") else
+                 _pm(cells[c]["mean"], cells[c]["ci_half_width"], 1 if cells[c]["metric"] == TRAIN_TIME else 2)
                  for c in columns]
         second = []
         for c in columns:
@@ -260,6 +272,21 @@ def draw(records: list[dict], spec: dict, text: str, out: Path) -> None:
     with atomic_path(out) as tmp:
         fig.savefig(tmp, format="pdf")
     plt.close(fig)
+
+
+def board_progress(workflow, board: str) -> str:
+    """The board named `board` from whichever of its result files exist now, as Markdown: a look at a board whose
+    runs are still going (`sentaug report leaderboard-progress`). Writes nothing; the board is the build target."""
+    if board not in workflow.leaderboards:
+        raise sc.ConfigError(f"unknown board '{board}': the boards are {', '.join(workflow.leaderboards)}")
+    spec, backbone = workflow.leaderboard, workflow.leaderboards[board]
+    records = leaderboard_records(spec, workflow.leaderboard_points(backbone), workflow.scale, backbone,
+                                  partial=True)
+    done = sum(r["pending"] is None for r in records)
+    text = (f"In progress: {done} of {len(records)} cells complete. A pending cell waits for the result files of "
+            f"all its seeds (k/n written); Δ only between complete cells. "
+            + caption(spec, workflow.scale, workflow.leaderboard_meta(backbone), backbone))
+    return render_markdown(spec, records, text, backbone)
 
 
 def render_leaderboard(spec_file: str, board: str, inputs: str, out: str, figure: str, scale: str) -> None:
