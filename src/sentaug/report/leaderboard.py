@@ -101,15 +101,18 @@ def leaderboard_records(spec: dict, rows: list[dict], scale: str, backbone: str,
     change meaning as runs land)."""
     confidence = spec.get("confidence", 0.95)
     reported = {r["method"]: (r.get("reported") or {}).get(backbone, {}) for r in spec["rows"]}
-    files, values = {}, {}
+    sources = {}    # (row, metric) -> its seeds, one file per seed, and how to read a value from a file
     for row in rows:
         for metric, cell in row["cells"].items():
-            files[row["label"], metric] = (row["seeds"] or [None], cell["files"],
-                                           lambda f, metric=metric: metric_value(read_json(f), metric))
-        files[row["label"], TRAIN_TIME] = (row["seeds"], row["train"], lambda f: float(read_json(f)["train_seconds"]))
-    for key, (seeds, paths, read) in files.items():
+            sources[row["label"], metric] = (row["seeds"] or [None], cell["files"],
+                                             lambda f, metric=metric: metric_value(read_json(f), metric))
+        sources[row["label"], TRAIN_TIME] = (row["seeds"], row["train"],
+                                             lambda f: float(read_json(f)["train_seconds"]))
+    values, pending = {}, {}    # per cell: {seed: value}, or None and "k/n" while it is pending
+    for key, (seeds, paths, read) in sources.items():
         written = sum(Path(f).exists() for f in paths) if partial else len(paths)
         values[key] = {s: read(f) for s, f in zip(seeds, paths)} if written == len(paths) else None
+        pending[key] = None if values[key] is not None else f"{written}/{len(paths)}"
     baseline = next(r["label"] for r in rows if r["method"] == spec["baseline"])
     columns = [(c["label"], c["metric"]) for c in spec["columns"]] + [("Training time (s/run)", TRAIN_TIME)]
     records = []
@@ -118,10 +121,6 @@ def leaderboard_records(spec: dict, rows: list[dict], scale: str, backbone: str,
             by_seed = values[row["label"], metric]
             # a reference row trains nothing: its training-time cell is empty
             own = t_interval(list(by_seed.values()), confidence) if by_seed else Interval(math.nan, math.nan, 0)
-            pending = None
-            if by_seed is None:
-                paths = files[row["label"], metric][1]
-                pending = f"{sum(Path(f).exists() for f in paths)}/{len(paths)}"
             record = {"scale": scale, "backbone": backbone, "row": row["label"], "method": row["method"],
                       "pooler": row.get("pooler"), "column": label, "metric": metric, "n": own.n,
                       "seeds": " ".join(str(s) for s in row["seeds"]),
@@ -132,7 +131,7 @@ def leaderboard_records(spec: dict, rows: list[dict], scale: str, backbone: str,
                       "reported_gain": reported.get(row["method"], {}).get(metric),
                       "baseline": row["label"] == baseline, "reference": row["method"] is None}
             if partial:
-                record["pending"] = pending
+                record["pending"] = pending[row["label"], metric]
             base = values[baseline, metric] if metric != TRAIN_TIME else None
             if row["label"] != baseline and by_seed is not None and base is not None:
                 mine = by_seed if row["seeds"] else {s: by_seed[None] for s in base}
