@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 import sentaug.config as sc
+from sentaug.cli import main
 from sentaug.report.leaderboard import board_progress, boards, load_leaderboard, render_leaderboard
 from sentaug.report.pages import leaderboard_html, render_page
 from sentaug.report.stats import paired_difference, t_interval, t_quantile
@@ -267,7 +268,7 @@ def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg,
     assert r"\pm" in out.read_text()
 
 
-def test_progress_view_shows_complete_cells_and_counts_the_pending_ones(cfg, tmp_path):
+def test_progress_view_shows_complete_cells_and_counts_the_pending_ones(cfg, tmp_path, capsys):
     wf = Workflow(cfg, results=str(tmp_path / "R"))
     # SDA's transfer has seeds 1 and 2 written, the untrained backbone's none
     _write_results(wf.leaderboard_points("bert-base-uncased"), {**TRANSFER, "sda_pi": [81.0, 82.0], None: []})
@@ -283,3 +284,8 @@ def test_progress_view_shows_complete_cells_and_counts_the_pending_ones(cfg, tmp
     with pytest.raises(sc.ConfigError, match="unknown board 'leaderboard-bert'.*leaderboard, "
                                              "leaderboard-bert-base-uncased"):
         board_progress(wf, "leaderboard-bert")
+    # the command line reads the config file and prints the same view
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    main(["report", "leaderboard-progress", "--board", "leaderboard-bert-base-uncased", "--scale", "demo",
+          "--config", str(tmp_path / "config.yaml"), "--results", str(tmp_path / "R")])
+    assert capsys.readouterr().out == md
