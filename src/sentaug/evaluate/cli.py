@@ -1,0 +1,178 @@
+"""`sentaug evaluate <suite>`: the evaluation suites' commands (their handlers and arguments), added to the
+command line by `sentaug.cli`. Handlers import their suite lazily, like every handler of the command line."""
+from __future__ import annotations
+
+
+def cmd_evaluate_sts(a):
+    from .sts import evaluate_sts_cli
+
+    evaluate_sts_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, batch_size=a.batch_size,
+                     device=a.device, scale=a.scale, lowercase=a.lowercase)
+
+
+def cmd_evaluate_cnsd(a):
+    from .cnsd import evaluate_cnsd_cli
+
+    evaluate_cnsd_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, batch_size=a.batch_size,
+                      device=a.device, scale=a.scale)
+
+
+def cmd_evaluate_transfer(a):
+    from .transfer import evaluate_transfer_cli
+
+    evaluate_transfer_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, mode=a.mode, tasks=a.tasks,
+                          solver=a.solver, batch_size=a.batch_size, device=a.device, scale=a.scale)
+
+
+def cmd_evaluate_clustering(a):
+    from .clustering import evaluate_clustering_cli
+
+    evaluate_clustering_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, datasets=a.tasks,
+                            seeds=tuple(range(a.seeds)), n_init=a.n_init, batch_size=a.batch_size,
+                            device=a.device, scale=a.scale)
+
+
+def cmd_evaluate_intent(a):
+    from .intent import evaluate_intent_cli
+
+    evaluate_intent_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, datasets=a.tasks,
+                        batch_size=a.batch_size, device=a.device, scale=a.scale, iterations=a.iterations)
+
+
+def _task_list(tasks):
+    """--tasks given as `CoLA RTE` or `CoLA,RTE`."""
+    return [t for item in tasks for t in item.split(",") if t] if tasks else None
+
+
+def cmd_evaluate_glue(a):
+    from .glue import evaluate_glue_cli
+
+    evaluate_glue_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, tasks=_task_list(a.tasks),
+                      max_steps=a.max_steps, rdrop=a.rdrop, switch_case_p=a.switch_case, train_on_dev=a.train_on_dev,
+                      seed=a.seed, learning_rate=a.lr, batch_size=a.train_batch_size, epochs=a.epochs,
+                      max_seq_length=a.max_seq_length, eval_batch_size=a.batch_size, device=a.device,
+                      scale=a.scale)
+
+
+def cmd_evaluate_analysis(a):
+    from .analysis import evaluate_analysis_cli
+
+    evaluate_analysis_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, parts=_task_list(a.tasks),
+                          augmentations=a.augmentations or (), ks=tuple(a.k), stackoverflow_limit=a.stackoverflow_limit,
+                          iso_sample=a.iso_sample, gh_sample=a.gh_sample, lm=None if a.lm == "none" else a.lm,
+                          seed=a.seed, batch_size=a.batch_size, device=a.device, scale=a.scale,
+                          nli_limit=a.nli_limit)
+
+
+def cmd_evaluate_nli(a):
+    from .nli import evaluate_nli_cli
+
+    sets = dict(item.split("=", 1) for item in a.set or [])
+    evaluate_nli_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, sets=sets,
+                     anli_splits=tuple(a.anli_splits), iso_sample=a.iso_sample, gh_sample=a.gh_sample, seed=a.seed,
+                     batch_size=a.batch_size, device=a.device, scale=a.scale)
+
+
+def cmd_evaluate_cola(a):
+    from .cola import evaluate_cola_cli
+
+    evaluate_cola_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, C=a.C, max_iter=a.max_iter,
+                      batch_size=a.batch_size, device=a.device, scale=a.scale)
+
+
+def _suite_args(parser, data_help: str) -> None:
+    """The arguments every `evaluate SUITE` shares (same as `evaluate sts`), plus --tasks."""
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--pooler", required=True,
+                        choices=["cls", "cls_before_pooler", "avg", "avg_top2", "avg_first_last", "avg_emb_last"])
+    parser.add_argument("--data", required=True, help=data_help)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--tasks", nargs="+", help="a subset of the suite's tasks / data sets (default: all)")
+    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--device", default=None)
+    parser.add_argument("--scale", default=None, help="recorded in the output")
+
+
+
+def add_evaluate_commands(sub) -> None:
+    """`evaluate` and one subcommand per suite, under the command line's subparsers `sub`."""
+    ev = sub.add_parser("evaluate", help="evaluation suites")
+    evs = ev.add_subparsers(dest="suite", required=True)
+    sts = evs.add_parser("sts", help="STS12-16 ('all' setting), STS-B and SICK-R, SimCSE's SentEval protocol")
+    sts.add_argument("--model", required=True)
+    sts.add_argument("--pooler", required=True,
+                     choices=["cls", "cls_before_pooler", "avg", "avg_top2", "avg_first_last", "avg_emb_last"])
+    sts.add_argument("--data", required=True, help="folder laid out like ../shared/data (sts/, sick/)")
+    sts.add_argument("--out", required=True)
+    sts.add_argument("--batch-size", type=int, default=128)
+    sts.add_argument("--device", default=None)
+    sts.add_argument("--scale", default=None, help="recorded in the output")
+    sts.add_argument("--lowercase", action="store_true",
+                     help="lower-case every sentence first (CARDS Table 4: upper case ignored in evaluation)")
+    sts.set_defaults(func=cmd_evaluate_sts)
+    cn = evs.add_parser("cnsd", help="Chinese STS-B (CNSD) test and dev, Spearman x100 of cosine (SDA Table 5)")
+    _suite_args(cn, "folder laid out like ../shared/data (cnsd/cnsd-sts-{dev,test}.txt)")
+    cn.set_defaults(func=cmd_evaluate_cnsd)
+    tr = evs.add_parser("transfer", help="SentEval transfer: MR CR SUBJ MPQA SST2 TREC MRPC (logistic regression)")
+    _suite_args(tr, "folder laid out like ../shared/data (transfer/)")
+    tr.add_argument("--mode", choices=["fast", "test"], default="fast", help="k = 5 (fast) or 10 (test) folds")
+    tr.add_argument("--solver", choices=["senteval", "lbfgs"], default="senteval",
+                    help="SentEval's early-stopped classifier (default) or the same objective solved by L-BFGS")
+    tr.set_defaults(func=cmd_evaluate_transfer)
+    cl = evs.add_parser("clustering", help="short-text clustering: K-means over seeds, Hungarian accuracy/NMI/ARI")
+    _suite_args(cl, "folder laid out like ../shared/data (clustering/)")
+    cl.add_argument("--seeds", type=int, default=10, help="K-means runs (seeds 0..N-1)")
+    cl.add_argument("--n-init", type=int, default=1, help="k-means++ restarts per run")
+    cl.set_defaults(func=cmd_evaluate_clustering)
+    it = evs.add_parser("intent", help="few-shot intent classification (K = 5/10/20, 5 fixed splits)")
+    _suite_args(it, "folder laid out like ../shared/data (intent/)")
+    it.add_argument("--iterations", type=int, default=1000,
+                    help="linear-layer iterations per split (VaSCL: 1000; fewer only for demo runs)")
+    it.set_defaults(func=cmd_evaluate_intent)
+    gl = evs.add_parser("glue", help="GLUE fine-tuning (CLEAR Table 1 / CARDS Table 6), optional R-drop + switch-case")
+    _suite_args(gl, "folder laid out like ../shared/data (glue/<TASK>/train.tsv, dev.tsv)")
+    gl.add_argument("--max-steps", type=int, default=None, help="optimiser steps per task (overrides --epochs)")
+    gl.add_argument("--epochs", type=float, default=3.0)
+    gl.add_argument("--lr", type=float, default=2e-5)
+    gl.add_argument("--train-batch-size", type=int, default=32)
+    gl.add_argument("--max-seq-length", type=int, default=128)
+    gl.add_argument("--rdrop", type=float, default=0.0, metavar="ALPHA", help="weight of R-drop's symmetric KL")
+    gl.add_argument("--switch-case", type=float, default=0.0, metavar="P",
+                    help="switch-case probability on the second R-drop pass (CARDS Table 6)")
+    gl.add_argument("--train-on-dev", action="store_true",
+                    help="smoke test only: fine-tune on the dev split when a task has no train.tsv")
+    gl.add_argument("--seed", type=int, default=42)
+    gl.set_defaults(func=cmd_evaluate_glue)
+    an = evs.add_parser("analysis", help="alignment/uniformity, StackOverflow neighbourhoods, augmentation "
+                                         "cosine, COND-HM/SVG/GH, perplexity difference")
+    _suite_args(an, "folder laid out like ../shared/data (sts/STSBenchmark, clustering/stackoverflow.csv, "
+                    "nli/snli_senteval)")
+    an.add_argument("--augmentations", nargs="+", metavar="FILE.parquet",
+                    help="augmentation caches (columns original, augmented, changed)")
+    an.add_argument("--k", type=int, nargs="+", default=[1, 5, 10, 20, 50, 100], help="top-K for neighbourhoods")
+    an.add_argument("--stackoverflow-limit", type=int, default=None, help="subsample StackOverflow (default: all)")
+    an.add_argument("--iso-sample", type=int, default=5000, help="changed rows used per augmentation")
+    an.add_argument("--gh-sample", type=int, default=500,
+                    help="rows per sample for the GH (bottleneck) distance (0: skip it)")
+    an.add_argument("--nli-limit", type=int, default=None, help="premises used for the NLI distances (default: all)")
+    an.add_argument("--lm", default="gpt2", help="causal LM (HF id or folder) for perplexity; 'none' to skip")
+    an.add_argument("--seed", type=int, default=0)
+    an.set_defaults(func=cmd_evaluate_analysis)
+
+    nl = evs.add_parser("nli", help="ANLI entailment-vs-contradiction score and A/E/C isomorphism of NLI triplet "
+                                    "sets (AugCSE Tables 1 and 15)")
+    _suite_args(nl, "folder laid out like ../shared/data (nli/anli, nli/snli_senteval, nli/simcse)")
+    nl.add_argument("--set", action="append", metavar="NAME=SET",
+                    help="a triplet set for the isomorphism part, e.g. nli=snli anli=anli_devtest (repeatable)")
+    nl.add_argument("--anli-splits", nargs="+", default=["dev", "test"],
+                    help="ANLI splits scored (dev, test, train, or R1/dev, ...)")
+    nl.add_argument("--iso-sample", type=int, default=5000, help="triplets used per set for the isomorphism")
+    nl.add_argument("--gh-sample", type=int, default=500, help="rows per sample for the GH (bottleneck) distance")
+    nl.add_argument("--seed", type=int, default=0)
+    nl.set_defaults(func=cmd_evaluate_nli)
+    co = evs.add_parser("cola", help="CoLA probe: logistic regression on frozen embeddings, dev accuracy "
+                                     "(AugCSE Table 1)")
+    _suite_args(co, "folder laid out like ../shared/data (glue/CoLA/train.tsv, dev.tsv)")
+    co.add_argument("--C", type=float, default=1.0, help="inverse L2 strength (scikit-learn's C)")
+    co.add_argument("--max-iter", type=int, default=1000)
+    co.set_defaults(func=cmd_evaluate_cola)
