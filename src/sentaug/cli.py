@@ -152,6 +152,7 @@ def cmd_report_leaderboard_progress(a):
     from .workflow import Workflow
 
     config = {**sc.load_yaml(a.config), "scale": a.scale}
+    sc.validate(config)    # as the Snakefile does: a bad key or scale is named, not a KeyError deep in a path
     print(board_progress(Workflow(config, results=a.results), a.board), end="")
 
 
