@@ -1,13 +1,5 @@
-"""Where the workflow keeps every output, and which result files each table row reads.
-
-The Snakefile builds one `Workflow` from the validated config and its rules ask it for paths; nothing here
-runs a job. Keeping this in the package (not in `rules/*.smk`) lets tests resolve a table's inputs without
-Snakemake and keeps the rules free of logic.
-
-Runs are keyed by (scale, paper, backbone, method, seed). Only paper scale applies the papers' own training
-recipes, so below it a method's run does not depend on the paper and every paper's tables share one run:
-its paper component is `shared` (SimCSE is trained once per backbone and seed, not once per paper).
-"""
+"""Where the workflow keeps every output: data, caches, runs, evaluations and analyses (`Paths`), and
+the folder names of tokenizations (`token_key`). Nothing here runs a job or reads a paper's tables."""
 from __future__ import annotations
 
 import copy
@@ -15,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from . import config as sc
+from .. import config as sc
 
 SHARED_RUNS = "shared"
 LEADERBOARD = "leaderboard"    # the leaderboard's runs: no paper's recipe, at every scale
@@ -40,12 +32,14 @@ EVAL_THREADS = 2
 def data_folders() -> list[str]:
     """The data folders that one `sentaug download <folder>` each installs: the sources of
     sentaug/data/sources.yaml named after their folder (transfer, glue/CoLA, nli/anli, cnsd, ...)."""
-    from .data.download import load_sources
+    from ..data.download import load_sources
 
     return [name for name, src in load_sources()["official"].items() if src["outputs"] == [name]]
 
 
-class Workflow:
+class Paths:
+    """The paths of every output at one scale, and the resolved training spec of every run."""
+
     def __init__(self, config: dict, results: str = "results", papers: dict | None = None):
         self.config = config
         self.R = results
@@ -56,7 +50,6 @@ class Workflow:
         self.seeds = self.S["seeds"]
         self.papers = papers if papers is not None else {n: sc.load_paper(config, n) for n in config["papers"]}
         self._specs: dict[tuple, dict] = {}   # train_spec per (paper, backbone, method, seed): asked per job
-        self._leaderboard = False
 
     def train_spec(self, paper: str | None, paper_backbone: str, method: str, seed: int) -> dict:
         """sentaug.config.train_spec at this scale, memoised (a DAG's input functions ask for the same run's spec
@@ -72,7 +65,7 @@ class Workflow:
         return f"{self.R}/data/{origin or self.origin}"
 
     def corpus_file(self, corpus: str | None = None) -> str:
-        from .data.download import load_sources
+        from ..data.download import load_sources
 
         corpus = corpus or self.corpus
         origin = "demo" if corpus in load_sources()["demo"] else "official"
@@ -101,14 +94,14 @@ class Workflow:
         return f"{self.R}/analysis/data_stats/{origin or self.origin}/{what}.json"
 
     def data_stats_inputs(self, what: str, origin: str | None = None) -> list[str]:
-        from .data.stats import STATS_DATA
+        from ..data.stats import STATS_DATA
 
         return [self.data_folder(folder, origin) for folder in STATS_DATA[what]]
 
     @property
     def glue_tasks(self) -> list[str]:
         """The GLUE tasks the scale fine-tunes on (`scales.<scale>.glue_tasks`; all eight when not given)."""
-        from .data.glue import TASKS
+        from ..data.glue import TASKS
 
         return list(self.S.get("glue_tasks") or TASKS)
 
@@ -135,7 +128,7 @@ class Workflow:
     # -- NLI triplets (the nli training source; sentaug.data.triplets) --------------------------------------
     @staticmethod
     def nli_set_folder(name: str) -> str:
-        from .data.triplets import SETS
+        from ..data.triplets import SETS
 
         return SETS[name][0]
 
@@ -192,7 +185,7 @@ class Workflow:
         time it is asked for. The train command reads it: one short argument on the console instead of a
         page of JSON per job, and a changed spec is a new file name, so Snakemake still retrains exactly the
         runs whose spec changed."""
-        from .io import atomic_path
+        from ..io import atomic_path
 
         spec = self.run_spec(paper, backbone, method, seed)
         path = Path(self.R) / "specs" / f"{sc.spec_digest(spec)}.json"
@@ -247,7 +240,7 @@ class Workflow:
     # -- GLUE fine-tuning ---------------------------------------------------------------------------------
     def glue_unbuilt_reason(self) -> str | None:
         """Why a GLUE table has empty columns at this scale (None when it runs all eight tasks)."""
-        from .data.glue import TASKS
+        from ..data.glue import TASKS
 
         if set(TASKS) <= set(self.glue_tasks):
             return None
@@ -289,120 +282,6 @@ class Workflow:
         """CARDS Figure 1's token-embedding PCA of `backbone` (an actual backbone), frequencies from `corpus`."""
         return f"{self.R}/analysis/token_pca/{corpus or self.corpus}/{backbone}.json"
 
-    # -- tables ---------------------------------------------------------------------------------------------
-    def row_runs(self, paper: str, row: dict) -> list[tuple[str, str, str, int]]:
-        """(paper, backbone, method, seed) of every run behind a table row, one per seed of the scale."""
-        bb = self.stand_in(row["backbone"])
-        return [(paper, bb, row["method"], s) for s in self.seeds]
-
-    def row_sts_eval(self, paper: str, row: dict, seed: int) -> str:
-        """The STS file of a table row's run: its eval pooler's sts.json unless the row names another `pooler`,
-        or `evaluation: lowercase` (sentences lower-cased, CARDS Table 4)."""
-        bb = self.stand_in(row["backbone"])
-        pooler = row.get("pooler")
-        evaluation = row.get("evaluation")
-        if evaluation is not None:
-            if evaluation != "lowercase" or pooler:
-                raise ValueError(f"table row '{row['label']}': evaluation '{evaluation}' is not 'lowercase' "
-                                 f"or is combined with a pooler")
-            return self.run_eval_lowercase(paper, bb, row["method"], seed)
-        if pooler and pooler != self.train_spec(paper, row["backbone"], row["method"], seed)["eval_pooler"]:
-            return self.run_eval_pooler(paper, bb, row["method"], seed, pooler)
-        return self.run_eval(paper, bb, row["method"], seed)
-
-    def table_inputs(self, paper: str, table: str) -> dict[str, list[str]]:
-        """Result files of each row of a paper table, keyed by row index (the report reads them in order).
-        A table that cannot be built at this scale (`missing_resources`) has none."""
-        from .report.kinds import table_kind
-
-        if self.missing_resources(paper, table):
-            return {}
-        spec = self.papers[paper]["tables"][table]
-        kind = table_kind(spec["kind"])
-        out = {}
-        for i, row in enumerate(sc.iter_rows(spec)):
-            files = kind.inputs(self, paper, {**row, "columns": spec["columns"]})
-            if isinstance(files, dict):   # the columns read different files: "<row>/<column>"
-                out.update({f"{i}/{spec['columns'][j]}": f for j, f in files.items()})
-            else:
-                out[str(i)] = files
-        return out
-
-    def table_files(self, paper: str, table: str) -> list[str]:
-        """Every result file of a table, flat (a row's per-seed entry is a file or {name: file})."""
-        files = []
-        for entries in self.table_inputs(paper, table).values():
-            for entry in entries:
-                files += list(entry.values()) if isinstance(entry, dict) else [entry]
-        return list(dict.fromkeys(files))
-
-    def table_meta(self, paper: str | None = None, table: str | None = None) -> dict:
-        meta = {"stand_ins": self.S["backbones"], "corpus": self.corpus, "seeds": len(self.seeds),
-                "data": self.origin}
-        if paper is not None and table is not None:
-            from .report.kinds import table_kind
-
-            spec = self.papers[paper]["tables"][table]
-            kind = table_kind(spec["kind"])
-            # A table's caption names what its cells were computed with, not everything of the scale: the
-            # stand-ins of the backbones it reads, and the corpora its rows' runs train on (or none).
-            named = kind.backbones(spec)
-            meta["stand_ins"] = {b: s for b, s in meta["stand_ins"].items() if b in named}
-            missing = self.missing_resources(paper, table)
-            if missing:
-                meta["skipped"] = missing
-            meta["corpus"] = self.rows_corpus(paper, spec) if kind.uses_corpus and not missing else None
-            unbuilt_reason = self.glue_unbuilt_reason() if spec["kind"].startswith("glue") else None
-            if unbuilt_reason:
-                meta["unbuilt_reason"] = unbuilt_reason
-        return meta
-
-    def rows_corpus(self, paper: str, spec: dict) -> str:
-        """What a table's trained rows learn from: the scale's corpus, and the NLI triplet sets of the rows whose
-        positives are NLI pairs (AugCSE Tables 2 and 14), e.g. `wiki1m_head; NLI triplets: snli, anli_devtest`."""
-        corpora, triplets = [], []
-        for row in sc.iter_rows(spec):
-            if "method" in row and "backbone" in row:
-                run = self.train_spec(paper, row["backbone"], row["method"], self.seeds[0])
-                (triplets if run["positive"]["source"] == "nli" else corpora).append(run["corpus"])
-        if not corpora and not triplets:       # no trained row: what the table's analysis reads
-            corpora = [self.corpus]
-        parts = [", ".join(dict.fromkeys(corpora))] if corpora else []
-        if triplets:
-            parts.append("NLI triplets: " + ", ".join(t.replace(".as_", " sampled to the size of ")
-                                                      for t in dict.fromkeys(triplets)))
-        return "; ".join(parts)
-
-    def missing_resources(self, paper: str, table: str) -> list[str]:
-        """What a table declares it `requires` and this scale lacks offline, one message each (no quote marks:
-        they travel through a shell command); [] when it can be built. At paper scale nothing is missing: every
-        resource is fetched there (a failed fetch fails its job, naming the resource). Requirements
-        (papers/<paper>.yaml, `requires:`):
-
-            spacy_model: <config key>     a spaCy pipeline named by that config key must be installed
-            corpus: <scale key>           the scale must name a corpus under that key (scales.<s>.corpus_zh)
-            backbones: [<paper backbone>] the scale's stand-in must not need the Hugging Face hub
-        """
-        req = self.papers[paper]["tables"][table].get("requires") or {}
-        if not req or self.S["paper_recipes"]:
-            return []
-        missing = []
-        if "spacy_model" in req:
-            from .augment.parse import spacy_model_installed
-
-            name = self.config.get(req["spacy_model"])
-            if not name:
-                missing.append(f"no spaCy pipeline configured (config key {req['spacy_model']})")
-            elif not spacy_model_installed(name):
-                missing.append(f"spaCy pipeline {name} is not installed (config key {req['spacy_model']})")
-        if "corpus" in req and not self.S.get(req["corpus"]):
-            missing.append(f"no training corpus at this scale (config key scales.{self.scale}.{req['corpus']})")
-        for bb in req.get("backbones", []):
-            actual = self.stand_in(bb)
-            if self.config["backbones"][actual]["source"] == "hub":
-                missing.append(f"backbone {actual} needs the Hugging Face hub (no offline stand-in in "
-                               f"scales.{self.scale}.backbones)")
-        return missing
 
     # -- analyses behind figures -----------------------------------------------------------------------------
     def augmentation_set(self, name: str) -> list[str]:
@@ -447,99 +326,6 @@ class Workflow:
         return (f"{self._projection_root(augmentations, method, sample)}/{self.scale}/{self.run_paper(paper)}/"
                 f"{backbone}/{run_method}/seed{seed}.json")
 
-    # -- figures --------------------------------------------------------------------------------------------
-    def figure_points(self, paper: str, figure: str) -> list[list[dict]]:
-        from .report.figures import figure_points
-
-        return figure_points(self, paper, figure)
-
-    def figure_targets(self, paper: str, figure: str) -> list[str]:
-        """What Snakemake must build before the figure (result files, or the run folders holding them)."""
-        return sorted({t for panel in self.figure_points(paper, figure) for p in panel
-                       for t in p.get("targets", p["files"])})
-
-    def all_figures(self) -> list[str]:
-        return [f"{self.R}/figures/{p}/{f}.pdf" for p, paper in self.papers.items() for f in paper.get("figures", {})]
-
-    def all_tables(self) -> list[str]:
-        return [f"{self.R}/tables/{p}/{t}.tex" for p, paper in self.papers.items() for t in paper.get("tables", {})]
-
-    # -- leaderboard ----------------------------------------------------------------------------------------
-    @property
-    def leaderboard(self) -> dict | None:
-        """papers/leaderboard.yaml, checked (None when the papers folder has none)."""
-        if self._leaderboard is False:
-            from .report.leaderboard import load_leaderboard
-
-            self._leaderboard = load_leaderboard(self.config)
-        return self._leaderboard
-
-    @property
-    def leaderboards(self) -> dict[str, str]:
-        """Board name -> its backbone (`sentaug.report.leaderboard.boards`); empty without a leaderboard file."""
-        from .report.leaderboard import boards
-
-        return boards(self.leaderboard) if self.leaderboard is not None else {}
-
-    def leaderboard_points(self, backbone: str) -> list[dict]:
-        """The board on `backbone`. Per row: per column and seed the result file (and the target that makes it),
-        and each run's train_summary.json (training time). Runs live under the leaderboard's paper component
-        (shared below paper scale, so seeds the tables also train are trained once). Then the reference rows: the
-        backbone untrained, one result file per column and no seeds or runs."""
-        from .report.sources import metric_file, pretrained_metric_file
-
-        spec = self.leaderboard
-        bb = self.stand_in(backbone)
-        seeds = spec["seeds"][self.scale]
-        rows = []
-        for row in spec["rows"]:
-            cells = {}
-            for column in spec["columns"]:
-                pairs = [metric_file(self, LEADERBOARD, bb, row["method"], s, column["metric"]) for s in seeds]
-                cells[column["metric"]] = {"files": [f for f, _ in pairs], "targets": [t for _, t in pairs]}
-            runs = [self.run_dir(LEADERBOARD, bb, row["method"], s) for s in seeds]
-            rows.append({"label": row["label"], "method": row["method"], "seeds": seeds, "cells": cells,
-                         "train": [f"{r}/train_summary.json" for r in runs], "runs": runs})
-        for ref in spec.get("references", []):
-            cells = {}
-            for column in spec["columns"]:
-                f, t = pretrained_metric_file(self, bb, ref["pooler"], column["metric"])
-                cells[column["metric"]] = {"files": [f], "targets": [t]}
-            rows.append({"label": ref["label"], "method": None, "pooler": ref["pooler"], "seeds": [],
-                         "cells": cells, "train": [], "runs": []})
-        return rows
-
-    def leaderboard_meta(self, backbone: str) -> dict:
-        """`table_meta` for the board on `backbone`: its own stand-in and its own seeds, not the scale's."""
-        meta = self.table_meta()
-        meta["stand_ins"] = {b: s for b, s in meta["stand_ins"].items() if b == backbone}
-        meta["seeds"] = len(self.leaderboard["seeds"][self.scale])
-        return meta
-
-    def leaderboard_targets(self, backbone: str) -> list[str]:
-        rows = self.leaderboard_points(backbone)
-        return sorted({t for r in rows for c in r["cells"].values() for t in c["targets"]} | {t for r in rows
-                                                                                            for t in r["runs"]})
-
-    # -- report pages (the entries of `snakemake --report`) ---------------------------------------------------
-    def report_pages(self, census: bool = False) -> dict[str, str]:
-        """Every report page, keyed by the output it shows: each paper table and figure, the leaderboard, and with
-        `census` the augmentation census (every declared augmentation: not part of `rule all`)."""
-        pages = {}
-        for p, paper in self.papers.items():
-            for t in paper.get("tables", {}):
-                pages[f"{self.R}/tables/{p}/{t}.tex"] = f"{self.R}/report/tables/{p}/{t}.html"
-            for f in paper.get("figures", {}):
-                pages[f"{self.R}/figures/{p}/{f}.pdf"] = f"{self.R}/report/figures/{p}/{f}.html"
-        if census:
-            pages[f"{self.R}/tables/augmentations.tex"] = f"{self.R}/report/census.html"
-        for board in self.leaderboards:
-            pages[f"{self.R}/tables/{board}.tex"] = f"{self.R}/report/{board}.html"
-        return pages
-
-    def leaderboard_outputs(self) -> list[str]:
-        return [f"{self.R}/{folder}/{board}.{ext}" for board in self.leaderboards
-                for folder, exts in (("tables", ("tex", "csv", "md")), ("figures", ("pdf", "png"))) for ext in exts]
 
 
 def token_key(max_length: int, add_tokens=()) -> str:

@@ -1,0 +1,15 @@
+"""Where the workflow keeps every output, and which result files each target reads.
+
+The Snakefile builds one `Workflow` from the validated config and its rules ask it for paths; nothing here
+runs a job. Keeping this in the package (not in `rules/*.smk`) lets tests resolve a table's inputs without
+Snakemake and keeps the rules free of logic. Two modules: `paths` (where data, caches, runs, evaluations
+and analyses live) and `targets` (what each paper table, figure, leaderboard and report page reads).
+
+Runs are keyed by (scale, paper, backbone, method, seed). Only paper scale applies the papers' own training
+recipes, so below it a method's run does not depend on the paper and every paper's tables share one run:
+its paper component is `shared` (SimCSE is trained once per backbone and seed, not once per paper).
+"""
+from .paths import SUITES, TRAIN_RESOURCES, Paths, data_folders, parse_token_key, token_key
+from .targets import Workflow
+
+__all__ = ["SUITES", "TRAIN_RESOURCES", "Paths", "Workflow", "data_folders", "parse_token_key", "token_key"]
