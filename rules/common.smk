@@ -168,5 +168,9 @@ def _page_meta(short, paper=None, table=None):
     return {**W.table_meta(paper, table), "short": short}
 
 
+def _board_meta(w):
+    return {**W.leaderboard_meta(_board_backbone(w)), "short": "Leaderboard"}
+
+
 def _short(paper):
     return PAPERS[paper].get("short", paper)

@@ -284,13 +284,8 @@ if W.leaderboards:
             board=BOARDS,
         params:
             code=code("report/pages.py"),
-            caption=lambda w: rst_escape(
-                page_caption("leaderboard", W.leaderboard, w.board, SCALE, W.leaderboard_meta(_board_backbone(w)))
-            ),
-            inputs=lambda w, input: json.dumps(
-                {"results": list(input.results),
-                 "meta": {**W.leaderboard_meta(_board_backbone(w)), "short": "Leaderboard"}}
-            ),
+            caption=lambda w: rst_escape(page_caption("leaderboard", W.leaderboard, w.board, SCALE, _board_meta(w))),
+            inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _board_meta(w)}),
             scale=SCALE,
         log:
             f"{R}/logs/report/pages/{{board}}.log",
