@@ -2,7 +2,7 @@
 # A one-node SLURM cluster on this machine, for testing profiles/slurm for real (CI runs it before the tests).
 #
 #   scripts/slurm_local.sh up       install (Debian packages) if needed, configure, start, smoke-test
-#   scripts/slurm_local.sh down     stop the daemons this script started (and nothing else)
+#   scripts/slurm_local.sh down     cancel the jobs on it, stop the daemons this script started (and nothing else)
 #   scripts/slurm_local.sh status   show what is running
 #
 # What comes up: munged, MariaDB + slurmdbd (so that `sacct` works and the Snakemake SLURM executor uses its
@@ -34,7 +34,21 @@ wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...: poll every 0.2 s
   die "$what did not come up within ${limit} s (logs in $STATE)"
 }
 
+# Jobs of this cluster still running when it stops would outlive slurmd (no cgroups here: nothing kills a job's
+# processes when its daemon goes), e.g. a Snakemake job step a failed test left behind. Cancel them first.
+cancel_jobs() {
+  alive slurmctld || return 0
+  local jobs; jobs=$(squeue -h -o %i 2>/dev/null | xargs) || return 0
+  [[ -n "$jobs" ]] || return 0
+  log "cancelling the jobs still on the cluster: $jobs"
+  # shellcheck disable=SC2086  # one argument per job id
+  scancel $jobs 2>/dev/null || true
+  for _ in $(seq 100); do [[ -z "$(squeue -h -o %i 2>/dev/null)" ]] && return 0; sleep 0.2; done
+  log "warning: still listed 20 s after scancel: $(squeue -h -o %i 2>/dev/null | xargs)"
+}
+
 stop_all() {
+  cancel_jobs
   for d in "${DAEMONS[@]}"; do
     alive "$d" || { rm -f "$STATE/$d.pid"; continue; }
     local pid; pid=$(cat "$STATE/$d.pid")
