@@ -2,7 +2,7 @@
 # A one-node SLURM cluster on this machine, for testing profiles/slurm for real (CI runs it before the tests).
 #
 #   scripts/slurm_local.sh up       install (Debian packages) if needed, configure, start, smoke-test
-#   scripts/slurm_local.sh down     cancel the jobs on it, stop the daemons this script started (and nothing else)
+#   scripts/slurm_local.sh down     end its jobs and what they left running, stop the daemons this script started
 #   scripts/slurm_local.sh status   show what is running
 #
 # What comes up: munged, MariaDB + slurmdbd (so that `sacct` works and the Snakemake SLURM executor uses its
@@ -22,6 +22,7 @@ set -euo pipefail
 STATE=${SENTAUG_SLURM_STATE:-/tmp/sentaug-slurm}
 NODE=localhost
 MARK="# written by sentaug scripts/slurm_local.sh"
+CLUSTER=sentaug
 CONF_DIR=/etc/slurm
 DAEMONS=(slurmd slurmctld slurmdbd mariadbd munged)   # stop order
 
@@ -34,21 +35,43 @@ wait_for() {  # wait_for SECONDS DESCRIPTION COMMAND...: poll every 0.2 s
   die "$what did not come up within ${limit} s (logs in $STATE)"
 }
 
-# Jobs of this cluster still running when it stops would outlive slurmd (no cgroups here: nothing kills a job's
-# processes when its daemon goes), e.g. a Snakemake job step a failed test left behind. Cancel them first.
-cancel_jobs() {
+# Jobs of this cluster still running when it stops would outlive slurmd: without cgroups slurmd finds a job's
+# processes by their parents in /proc, and one whose parent died first escapes it (the Snakemake job step of a
+# requeued job's first run stayed asleep for hours). Cancel the jobs, then end every process that still carries
+# this cluster's name in its environment, as everything a job starts does.
+end_jobs() {
   alive slurmctld || return 0
-  local jobs; jobs=$(squeue -h -o %i 2>/dev/null | xargs) || return 0
-  [[ -n "$jobs" ]] || return 0
-  log "cancelling the jobs still on the cluster: $jobs"
-  # shellcheck disable=SC2086  # one argument per job id
-  scancel $jobs 2>/dev/null || true
-  for _ in $(seq 100); do [[ -z "$(squeue -h -o %i 2>/dev/null)" ]] && return 0; sleep 0.2; done
-  log "warning: still listed 20 s after scancel: $(squeue -h -o %i 2>/dev/null | xargs)"
+  local jobs; jobs=$(squeue -h -o %i 2>/dev/null | xargs) || jobs=
+  if [[ -n "$jobs" ]]; then
+    log "cancelling the jobs still on the cluster: $jobs"
+    # shellcheck disable=SC2086  # one argument per job id
+    scancel $jobs 2>/dev/null || true
+    for _ in $(seq 100); do [[ -z "$(squeue -h -o %i 2>/dev/null)" ]] && break; sleep 0.2; done
+  fi
+  local strays; strays=$(job_processes)
+  [[ -n "$strays" ]] || return 0
+  log "ending processes that jobs left behind: $strays"
+  # shellcheck disable=SC2086
+  kill $strays 2>/dev/null || true
+  # shellcheck disable=SC2086
+  for _ in $(seq 25); do strays=$(job_processes $strays); [[ -n "$strays" ]] || return 0; sleep 0.2; done
+  log "killing what ignored SIGTERM: $strays"
+  # shellcheck disable=SC2086
+  kill -9 $strays 2>/dev/null || true
+}
+
+job_processes() {  # of the pids given (else of all), those whose environment names this cluster; not this script
+  local pids=("$@") pid
+  if (( ! ${#pids[@]} )); then pids=(/proc/[0-9]*); pids=("${pids[@]#/proc/}"); fi
+  for pid in "${pids[@]}"; do
+    [[ $pid == "$$" || $pid == "$PPID" || $pid == "$BASHPID" ]] && continue
+    grep -qxzF "SLURM_CLUSTER_NAME=$CLUSTER" "/proc/$pid/environ" 2>/dev/null && printf '%s ' "$pid"
+  done
+  return 0
 }
 
 stop_all() {
-  cancel_jobs
+  end_jobs
   for d in "${DAEMONS[@]}"; do
     alive "$d" || { rm -f "$STATE/$d.pid"; continue; }
     local pid; pid=$(cat "$STATE/$d.pid")
@@ -163,7 +186,7 @@ EOF
 
   cat > "$CONF_DIR/slurm.conf" <<EOF
 $MARK
-ClusterName=sentaug
+ClusterName=$CLUSTER
 SlurmctldHost=$NODE
 SlurmUser=root
 SlurmdUser=root
@@ -217,7 +240,7 @@ start_slurm() {
   fi
   # The cluster, two accounts and root's associations: `sentaug` (root's default) and `ci` (idempotent:
   # "already exists" is fine).
-  sacctmgr -i add cluster sentaug >/dev/null 2>&1 || true
+  sacctmgr -i add cluster "$CLUSTER" >/dev/null 2>&1 || true
   sacctmgr -i add account sentaug,ci Description=sentaug-tests Organization=local >/dev/null 2>&1 || true
   sacctmgr -i add user root Account=sentaug,ci DefaultAccount=sentaug >/dev/null 2>&1 || true
   local a
