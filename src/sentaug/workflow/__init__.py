@@ -9,7 +9,7 @@ Runs are keyed by (scale, paper, backbone, method, seed). Only paper scale appli
 recipes, so below it a method's run does not depend on the paper and every paper's tables share one run:
 its paper component is `shared` (SimCSE is trained once per backbone and seed, not once per paper).
 """
-from .paths import SUITES, TRAIN_RESOURCES, Paths, data_folders, parse_token_key, token_key
+from .paths import SUITES, TRAIN_RESOURCES, data_folders, parse_token_key, token_key
 from .targets import Workflow
 
-__all__ = ["SUITES", "TRAIN_RESOURCES", "Paths", "Workflow", "data_folders", "parse_token_key", "token_key"]
+__all__ = ["SUITES", "TRAIN_RESOURCES", "Workflow", "data_folders", "parse_token_key", "token_key"]
