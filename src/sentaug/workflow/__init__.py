@@ -9,6 +9,8 @@ Runs are keyed by (scale, paper, backbone, method, seed). Only paper scale appli
 recipes, so below it a method's run does not depend on the paper and every paper's tables share one run:
 its paper component is `shared` (SimCSE is trained once per backbone and seed, not once per paper).
 """
+# What the Snakefile, tests and benchmarks import; TRAIN_RESOURCES because config.yaml and the config schema
+# name it here as the training defaults.
 from .paths import SUITES, TRAIN_RESOURCES, data_folders, parse_token_key, token_key
 from .targets import Workflow
 
