@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 from pathlib import Path
 
 from .. import config as sc
@@ -20,6 +21,9 @@ from .sources import metric_value
 from .stats import Interval, paired_difference, t_interval
 
 TRAIN_TIME = "train.train_seconds"
+# Wall time is shown as the median over seeds with its range: the runs share a machine with other jobs, and one
+# run slowed by them would move a mean and widen its interval far beyond the method's own cost.
+TIME_COLUMN = "Training time (s/run: median, range)"
 MIN_SEEDS = 3
 BOARD = "leaderboard"
 
@@ -114,7 +118,7 @@ def leaderboard_records(spec: dict, rows: list[dict], scale: str, backbone: str,
         values[key] = {s: read(f) for s, f in zip(seeds, paths)} if written == len(paths) else None
         pending[key] = None if values[key] is not None else f"{written}/{len(paths)}"
     baseline = next(r["label"] for r in rows if r["method"] == spec["baseline"])
-    columns = [(c["label"], c["metric"]) for c in spec["columns"]] + [("Training time (s/run)", TRAIN_TIME)]
+    columns = [(c["label"], c["metric"]) for c in spec["columns"]] + [(TIME_COLUMN, TRAIN_TIME)]
     records = []
     for row in rows:
         for label, metric in columns:
@@ -126,7 +130,10 @@ def leaderboard_records(spec: dict, rows: list[dict], scale: str, backbone: str,
                       "seeds": " ".join(str(s) for s in row["seeds"]),
                       "values": " ".join(f"{v:.4f}" for v in (by_seed or {}).values()),
                       "mean": _num(own.mean), "ci_low": _num(own.low), "ci_high": _num(own.high),
-                      "ci_half_width": _num(own.half_width), "diff": None, "diff_ci_low": None,
+                      "ci_half_width": _num(own.half_width),
+                      "median": _num(statistics.median(by_seed.values())) if by_seed else None,
+                      "min": _num(min(by_seed.values())) if by_seed else None,
+                      "max": _num(max(by_seed.values())) if by_seed else None, "diff": None, "diff_ci_low": None,
                       "diff_ci_high": None, "diff_ci_half_width": None,
                       "reported_gain": reported.get(row["method"], {}).get(metric),
                       "baseline": row["label"] == baseline, "reference": row["method"] is None}
@@ -148,6 +155,14 @@ def _pm(mean, half, digits=2) -> str:
     return f"{mean:.{digits}f}" + (f" ± {half:.{digits}f}" if half is not None else "")
 
 
+def _time(record: dict) -> str:
+    """A training-time cell: the median over seeds and, over several seeds, their range."""
+    if record["median"] is None:
+        return "--"
+    spread = f" ({record['min']:.1f}–{record['max']:.1f})" if record["n"] > 1 else ""
+    return f"{record['median']:.1f}{spread}"
+
+
 def _signed(mean, half) -> str:
     if mean is None:
         return ""
@@ -165,6 +180,8 @@ def caption(spec: dict, scale: str, meta: dict, backbone: str) -> str:
               f"{pct} % confidence interval (Student's t); Δ: the paired (per-seed) difference to "
               f"{spec['baseline']} ± its half-width; paper: the gain over SimCSE the method's paper reports for "
               f"{backbone} in its own tables (none where it has no {backbone} run).")
+    text += (" Training time: each run's wall time, median over seeds (their range in brackets), as the runs "
+             "share a machine with other jobs.")
     if spec.get("references"):
         text += (" No training: the backbone before any training step, pooled as named; its Δ is its value minus "
                  f"each {spec['baseline']} seed.")
@@ -188,8 +205,8 @@ def _table_cells(records: list[dict]) -> tuple[list[str], list[tuple[str, list[s
     for label in dict.fromkeys(r["row"] for r in records):
         cells = {r["column"]: r for r in records if r["row"] == label}
         first = [f"pending {cells[c]['pending']}" if cells[c].get("pending") else
-                 _pm(cells[c]["mean"], cells[c]["ci_half_width"], 1 if cells[c]["metric"] == TRAIN_TIME else 2)
-                 for c in columns]
+                 _time(cells[c]) if cells[c]["metric"] == TRAIN_TIME else
+                 _pm(cells[c]["mean"], cells[c]["ci_half_width"]) for c in columns]
         second = []
         for c in columns:
             r = cells[c]
@@ -245,7 +262,11 @@ def draw(records: list[dict], spec: dict, text: str, out: Path) -> None:
         time = rows[methods[0]]["metric"] == TRAIN_TIME
         for y, label in enumerate(methods):
             r = rows[label]
-            value, half = (r["mean"], r["ci_half_width"]) if time else (r["diff"], r["diff_ci_half_width"])
+            if time:
+                value, half = r["median"], ([[r["median"] - r["min"]], [r["max"] - r["median"]]]
+                                            if r["median"] is not None else None)
+            else:
+                value, half = r["diff"], r["diff_ci_half_width"]
             if value is None:
                 continue
             ax.errorbar(value, y, xerr=half if half is not None else None, fmt="D" if r["reference"] else "o",
@@ -255,7 +276,7 @@ def draw(records: list[dict], spec: dict, text: str, out: Path) -> None:
         if not time:
             ax.axvline(0, color="black", linestyle="--", linewidth=1)
         ax.set_title(column, fontsize=9)
-        ax.set_xlabel("seconds per run" if time else f"Δ vs {spec['baseline']}", fontsize=8)
+        ax.set_xlabel("seconds per run (median, range)" if time else f"Δ vs {spec['baseline']}", fontsize=8)
     axes[0][0].set_yticks(range(len(methods)), methods, fontsize=8)
     axes[0][0].set_ylim(len(methods) - 0.5, -0.5)
     handles = [plt.Line2D([], [], color="C0", marker="o", label="ours: mean, 95 % interval"),
