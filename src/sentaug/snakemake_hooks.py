@@ -136,9 +136,11 @@ def _file_digest(path: Path) -> str:
     return hashlib.sha256(ast.dump(_syntax_tree(path)).encode()).hexdigest()
 
 
-def _references(path: Path, root: Path) -> tuple[list[Path], list[Path]]:
+@lru_cache(maxsize=None)
+def _references(path: Path, root: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """(package modules, package data paths) that the module at `path` refers to, parents' `__init__.py`
-    included."""
+    included. Cached: every closure that reaches a module reads its references (a paper-scale dry run's 40
+    digests walked 580 syntax trees for 92 modules)."""
     parts = [PACKAGE, *path.relative_to(root).with_suffix("").parts]
     package = parts[:-1] if parts[-1] != "__init__" else parts[:-2] + [parts[-2]]
     names = {".".join(package[:i]) for i in range(1, len(package) + 1)}      # the packages on the way
@@ -156,8 +158,8 @@ def _references(path: Path, root: Path) -> tuple[list[Path], list[Path]]:
             found = _package_data(_division_chain(node, inner), root)
             if found is not None:
                 data.append(found)
-    modules = [f for name in names if (f := _module_file(name, root)) is not None and f != path]
-    return modules, data
+    modules = tuple(f for name in names if (f := _module_file(name, root)) is not None and f != path)
+    return modules, tuple(data)
 
 
 def _division_chain(node: ast.BinOp, inner: set[int]) -> list[ast.expr]:
