@@ -156,11 +156,10 @@ def _pm(mean, half, digits=2) -> str:
 
 
 def _time(record: dict) -> str:
-    """A training-time cell: the median over seeds and, over several seeds, their range."""
+    """A training-time cell: the median over seeds and their range (a board has at least MIN_SEEDS)."""
     if record["median"] is None:
         return "--"
-    spread = f" ({record['min']:.1f}–{record['max']:.1f})" if record["n"] > 1 else ""
-    return f"{record['median']:.1f}{spread}"
+    return f"{record['median']:.1f} ({record['min']:.1f}–{record['max']:.1f})"
 
 
 def _signed(mean, half) -> str:
