@@ -239,8 +239,8 @@ def test_rendered_board_is_the_hand_computed_statistics_of_the_result_files(cfg,
     gain = csv[(csv.method == "sda_pi") & (csv.metric == "transfer.avg")].iloc[0]
     assert gain["diff"] == 2.0 and gain["diff_ci_half_width"] == pytest.approx(t2 / math.sqrt(3), abs=1e-4)
     time = csv[(csv.method == "simcse") & (csv.metric == "train.train_seconds")].iloc[0]
-    # 10, 12, 20 s: the cell shows the median and the range, one slow run moving neither far; the CSV also keeps
-    # the mean 14 and its interval (deviations -4, -2, 6: s^2 = 56 / 2 = 28)
+    # 10, 12, 20 s: the slow run moves the mean to 14 but leaves the median at 12; the cell shows the median and
+    # the range, the CSV keeps the mean and its interval too (deviations -4, -2, 6: s^2 = 56 / 2 = 28)
     assert (time["median"], time["min"], time["max"]) == (12.0, 10.0, 20.0)
     assert time["mean"] == 14.0 and time["ci_half_width"] == pytest.approx(t2 * math.sqrt(28 / 3), abs=1e-4)
     # untrained: 80 - (70, 72, 77) = 10, 8, 3: mean 7 with SimCSE's own interval (s^2 = 13)

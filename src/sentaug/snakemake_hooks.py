@@ -140,7 +140,7 @@ def _file_digest(path: Path) -> str:
 def _references(path: Path, root: Path) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """(package modules, package data paths) that the module at `path` refers to, parents' `__init__.py`
     included. Cached: every closure that reaches a module reads its references (a paper-scale dry run's 40
-    digests walked 580 syntax trees for 92 modules)."""
+    digests walked 580 syntax trees; the package has 92 modules)."""
     parts = [PACKAGE, *path.relative_to(root).with_suffix("").parts]
     package = parts[:-1] if parts[-1] != "__init__" else parts[:-2] + [parts[-2]]
     names = {".".join(package[:i]) for i in range(1, len(package) + 1)}      # the packages on the way
