@@ -123,17 +123,18 @@ def leaderboard_records(spec: dict, rows: list[dict], scale: str, backbone: str,
     for row in rows:
         for label, metric in columns:
             by_seed = values[row["label"], metric]
+            seen = list((by_seed or {}).values())
             # a reference row trains nothing: its training-time cell is empty
-            own = t_interval(list(by_seed.values()), confidence) if by_seed else Interval(math.nan, math.nan, 0)
+            own = t_interval(seen, confidence) if seen else Interval(math.nan, math.nan, 0)
             record = {"scale": scale, "backbone": backbone, "row": row["label"], "method": row["method"],
                       "pooler": row.get("pooler"), "column": label, "metric": metric, "n": own.n,
                       "seeds": " ".join(str(s) for s in row["seeds"]),
-                      "values": " ".join(f"{v:.4f}" for v in (by_seed or {}).values()),
+                      "values": " ".join(f"{v:.4f}" for v in seen),
                       "mean": _num(own.mean), "ci_low": _num(own.low), "ci_high": _num(own.high),
                       "ci_half_width": _num(own.half_width),
-                      "median": _num(statistics.median(by_seed.values())) if by_seed else None,
-                      "min": _num(min(by_seed.values())) if by_seed else None,
-                      "max": _num(max(by_seed.values())) if by_seed else None, "diff": None, "diff_ci_low": None,
+                      "median": _num(statistics.median(seen)) if seen else None,
+                      "min": _num(min(seen)) if seen else None, "max": _num(max(seen)) if seen else None,
+                      "diff": None, "diff_ci_low": None,
                       "diff_ci_high": None, "diff_ci_half_width": None,
                       "reported_gain": reported.get(row["method"], {}).get(metric),
                       "baseline": row["label"] == baseline, "reference": row["method"] is None}
@@ -149,10 +150,10 @@ def leaderboard_records(spec: dict, rows: list[dict], scale: str, backbone: str,
     return records
 
 
-def _pm(mean, half, digits=2) -> str:
+def _pm(mean, half) -> str:
     if mean is None:
         return "--"
-    return f"{mean:.{digits}f}" + (f" ± {half:.{digits}f}" if half is not None else "")
+    return f"{mean:.2f}" + (f" ± {half:.2f}" if half is not None else "")
 
 
 def _time(record: dict) -> str:
@@ -261,14 +262,11 @@ def draw(records: list[dict], spec: dict, text: str, out: Path) -> None:
         time = rows[methods[0]]["metric"] == TRAIN_TIME
         for y, label in enumerate(methods):
             r = rows[label]
-            if time:
-                value, half = r["median"], ([[r["median"] - r["min"]], [r["max"] - r["median"]]]
-                                            if r["median"] is not None else None)
-            else:
-                value, half = r["diff"], r["diff_ci_half_width"]
+            value = r["median"] if time else r["diff"]
             if value is None:
                 continue
-            ax.errorbar(value, y, xerr=half if half is not None else None, fmt="D" if r["reference"] else "o",
+            half = [[value - r["min"]], [r["max"] - value]] if time else r["diff_ci_half_width"]
+            ax.errorbar(value, y, xerr=half, fmt="D" if r["reference"] else "o",
                         color="C7" if r["reference"] else "C0", capsize=3)
             if r["reported_gain"] is not None:
                 ax.plot(r["reported_gain"], y, "x", color="C3", markersize=8)
