@@ -67,6 +67,7 @@ def test_one_step_matches_a_hand_written_simcse_step(setup, minilm_path):
 
     # Reference: SimCSE's cl_forward written out by hand (CosineSimilarity / temp, CE with labels i), AdamW.
     model = AutoModel.from_pretrained(backbone)
+    initial = {n: p.detach().clone() for n, p in model.named_parameters()}
     tok = AutoTokenizer.from_pretrained(backbone)
     idx = batch_order(8, 8, 3, 0)
     enc = tok([ANCHORS[i] for i in idx] + [POSITIVES[i] for i in idx], padding=True, truncation=True,
@@ -85,11 +86,14 @@ def test_one_step_matches_a_hand_written_simcse_step(setup, minilm_path):
     for name, value in trained.items():
         if name.startswith("pooler."):  # the pooler is not trained with cls_before_pooler
             continue
-        # Adam's first step is lr * g / (|g| + eps): where |g| is tiny it is sensitive to rounding (our loss
-        # normalises then multiplies; the reference divides by norms), so compare where the gradient is clear.
+        # Adam's first step is lr * g / (|g| + eps), about ±lr whatever |g|. In float32 the embeddings' gradients
+        # carry rounding errors up to ~1e-6 (LayerNorm's backward cancels; our loss normalises then multiplies,
+        # the reference divides by norms), so where |g| is below that its sign, and the step's, is rounding's:
+        # on one CPU an element whose float64 gradient is -2e-9 stepped +lr here and -lr in the reference.
+        # So: equal where the gradient is clear, and everywhere one step at most (a second step would show).
         clear = grads[name].abs() > 1e-5
         torch.testing.assert_close(value[clear], expected[name].detach()[clear], rtol=0, atol=1e-6, msg=name)
-        assert (value - expected[name].detach()).abs().max() < 1e-3, name  # never off by a whole step
+        assert (value - initial[name]).abs().max() <= 1e-3 + 1e-6, name  # lr, and float32 rounding of w + step
 
 
 def test_same_seed_same_model_and_resume_gives_the_uninterrupted_result(setup, minilm_path):
