@@ -164,12 +164,13 @@ def _board_backbone(w):
     return W.leaderboards[w.board]
 
 
-def _page_meta(short, paper=None, table=None):
-    return {**W.table_meta(paper, table), "short": short}
+def _page_meta(short, meta):
+    """A report page's meta: its output's own (W.table_meta, figure_meta, leaderboard_meta) and its category."""
+    return {**meta, "short": short}
 
 
 def _board_meta(w):
-    return {**W.leaderboard_meta(_board_backbone(w)), "short": "Leaderboard"}
+    return _page_meta("Leaderboard", W.leaderboard_meta(_board_backbone(w)))
 
 
 def _short(paper):

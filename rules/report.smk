@@ -33,7 +33,8 @@ rule figure:
         csv=f"{R}/figures/{{paper}}/{{figure}}.csv",
     params:
         code=code("report/figures.py"),
-        inputs=lambda w: json.dumps({"panels": W.figure_points(w.paper, w.figure), "meta": W.table_meta()}),
+        inputs=lambda w: json.dumps({"panels": W.figure_points(w.paper, w.figure),
+                                     "meta": W.figure_meta(w.paper, w.figure)}),
         scale=SCALE,
     message:
         "figure {wildcards.paper}/{wildcards.figure}"
@@ -209,7 +210,7 @@ rule report_table:
         caption=lambda w: rst_escape(page_caption("table", W.papers[w.paper], w.table, SCALE,
                                                   W.table_meta(w.paper, w.table))),
         inputs=lambda w, input: json.dumps({"results": list(input.results),
-                                            "meta": _page_meta(_short(w.paper), w.paper, w.table)}),
+                                            "meta": _page_meta(_short(w.paper), W.table_meta(w.paper, w.table))}),
         scale=SCALE,
     log:
         f"{R}/logs/report/pages/{{paper}}/{{table}}.log",
@@ -233,8 +234,9 @@ rule report_figure:
     params:
         code=code("report/pages.py"),
         caption=lambda w: rst_escape(page_caption("figure", W.papers[w.paper], w.figure, SCALE,
-                                                  W.table_meta())),
-        inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _page_meta(_short(w.paper))}),
+                                                  W.figure_meta(w.paper, w.figure))),
+        inputs=lambda w, input: json.dumps({"results": list(input.results),
+                                            "meta": _page_meta(_short(w.paper), W.figure_meta(w.paper, w.figure))}),
         scale=SCALE,
     log:
         f"{R}/logs/report/pages/{{paper}}/{{figure}}.log",
@@ -258,7 +260,8 @@ rule report_census:
         caption=rst_escape(page_caption("census", None, "census", SCALE,
                                         {"corpus": CORPUS, "backbone": CENSUS_BACKBONE})),
         inputs=lambda w, input: json.dumps({"results": list(input.results),
-                                            "meta": {**_page_meta("Census"), "backbone": CENSUS_BACKBONE}}),
+                                            "meta": {**_page_meta("Census", W.table_meta()),
+                                                     "backbone": CENSUS_BACKBONE}}),
         scale=SCALE,
     log:
         f"{R}/logs/report/pages/census.log",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 import sentaug.config as sc
 from sentaug.report.figures import (
@@ -16,6 +17,7 @@ from sentaug.report.figures import (
     _separate_paper_notes,
     PANEL,
     canonical_method,
+    caption,
     caption_notes,
     render_figure,
 )
@@ -106,6 +108,14 @@ def test_rendered_numbers_are_the_result_files(cfg, tmp_path):
     assert (bar["mean"], bar["n"], bar["paper"]) == (40.0, 1, 50.0)
     assert len(csv) == 2 * 2 + 2 + 2 * 2        # sweep: 2 x values x 2 metrics + baseline x 2; bars: 2 x 2
     assert out.stat().st_size > 1000 and out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_caption_counts_its_seeds():
+    paper = yaml.safe_load(PAPER)
+    meta = {"seeds": 1, "corpus": "demo_corpus", "stand_ins": {"roberta-base": "tiny-roberta"}}
+    text = caption(paper, "figure9", "demo", meta)
+    assert "Ours: mean ± sd over 1 seed;" in text and "Backbone: tiny-roberta (stand-in for roberta-base)." in text
+    assert "Ours: mean ± sd over 2 seeds;" in caption(paper, "figure9", "demo", {**meta, "seeds": 2})
 
 
 def test_missing_metric_names_it_and_writes_nothing(cfg, tmp_path):

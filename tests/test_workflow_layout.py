@@ -158,6 +158,15 @@ def test_lowercase_rows_and_stand_ins_of_the_large_backbones(cfg):
     assert wf.table_meta("augcse", "table2")["corpus"] == "demo_corpus; NLI triplets: snli, anli_devtest"
     assert wf.table_meta("augcse", "table14")["corpus"] == \
         "demo_corpus; NLI triplets: snli, snli sampled to the size of anli_devtest, anli_devtest"
+    # and a figure's, those its panels name: their backbone and the similarity model of their features
+    assert wf.figure_meta("cards", "figure2")["stand_ins"] == {"roberta-base": "tiny-roberta"}
+    assert wf.figure_meta("cards", "figure1")["stand_ins"] == {"roberta-base": "tiny-roberta",
+                                                               "bert-base-uncased": "tiny-bert"}
+    assert wf.figure_meta("augcse", "figure6")["stand_ins"] == {"bert-base-uncased": "tiny-bert",
+                                                                "all-mpnet-base-v2": "tiny-bert"}
+    from sentaug.report.figures import caption
+    assert "Backbone: tiny-bert (stand-in for bert-base-uncased), tiny-bert (stand-in for all-mpnet-base-v2)." in \
+        caption(wf.papers["augcse"], "figure6", "demo", wf.figure_meta("augcse", "figure6"))
     # at paper scale RoBERTa-large is itself, with CARDS's recipe for it
     paper = at_scale(cfg, "paper")
     assert paper.run_spec("cards", "roberta-large", "simcse", 42)["learning_rate"] == 7.5e-6

@@ -290,16 +290,25 @@ def figure_records(panels: list[dict], points: list[list[dict]], scale: str) -> 
     return records
 
 
+def figure_backbones(spec: dict) -> list[str]:
+    """The paper backbones a figure's panels name, in order: each panel's `backbone` and the similarity model of
+    its features (AugCSE Fig. 6)."""
+    named = [b for panel in spec["panels"]
+             for b in (panel.get("backbone"), (panel.get("features") or {}).get("backbone"))]
+    return list(dict.fromkeys(b for b in named if b))
+
+
 def caption(paper: dict, figure: str, scale: str, meta: dict) -> str:
     spec = paper["figures"][figure]
     text = f"{paper.get('short', '')} {figure}: {spec['caption']}"
     kinds = {panel["kind"] for panel in spec["panels"]}
     if kinds - set(PANEL_RECORDS):
-        text += f" Ours: mean ± sd over {meta.get('seeds', '?')} seeds; "
+        seeds = meta.get("seeds", "?")
+        text += f" Ours: mean ± sd over {seeds} seed{'' if seeds == 1 else 's'}; "
         text += ("x markers: the paper's values where its text gives them." if scale == "paper" else
                  "the paper's values, where its text gives them, are written beside our points.")
     stand_ins = meta.get("stand_ins", {})
-    backbones = list(dict.fromkeys(panel["backbone"] for panel in spec["panels"] if "backbone" in panel))
+    backbones = figure_backbones(spec)
     if backbones:
         text += " Backbone: " + ", ".join(
             f"{stand_ins[b]} (stand-in for {b})" if stand_ins.get(b, b) != b else b for b in backbones) + "."

@@ -129,6 +129,15 @@ class Workflow(Paths):
 
 
     # -- figures --------------------------------------------------------------------------------------------
+    def figure_meta(self, paper: str, figure: str) -> dict:
+        """`table_meta` for a figure: the stand-ins of the backbones its panels name, not all of the scale's."""
+        from ..report.figures import figure_backbones
+
+        meta = self.table_meta()
+        named = figure_backbones(self.papers[paper]["figures"][figure])
+        meta["stand_ins"] = {b: s for b, s in meta["stand_ins"].items() if b in named}
+        return meta
+
     def figure_points(self, paper: str, figure: str) -> list[list[dict]]:
         from ..report.figures import figure_points
 
