@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 import sentaug.config as sc
+from sentaug.report.figures import caption
 from sentaug.workflow import Workflow
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,7 +165,6 @@ def test_lowercase_rows_and_stand_ins_of_the_large_backbones(cfg):
                                                                "bert-base-uncased": "tiny-bert"}
     assert wf.figure_meta("augcse", "figure6")["stand_ins"] == {"bert-base-uncased": "tiny-bert",
                                                                 "all-mpnet-base-v2": "tiny-bert"}
-    from sentaug.report.figures import caption
     assert "Backbone: tiny-bert (stand-in for bert-base-uncased), tiny-bert (stand-in for all-mpnet-base-v2)." in \
         caption(wf.papers["augcse"], "figure6", "demo", wf.figure_meta("augcse", "figure6"))
     # at paper scale RoBERTa-large is itself, with CARDS's recipe for it
