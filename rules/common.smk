@@ -165,7 +165,8 @@ def _board_backbone(w):
 
 
 def _page_meta(short, meta):
-    """A report page's meta: its output's own (W.table_meta, figure_meta, leaderboard_meta) and its category."""
+    """A report page's meta: its output's own (W.table_meta, figure_meta, leaderboard_meta, scale_meta) and its
+    category."""
     return {**meta, "short": short}
 
 

@@ -260,7 +260,7 @@ rule report_census:
         caption=rst_escape(page_caption("census", None, "census", SCALE,
                                         {"corpus": CORPUS, "backbone": CENSUS_BACKBONE})),
         inputs=lambda w, input: json.dumps({"results": list(input.results),
-                                            "meta": {**_page_meta("Census", W.table_meta()),
+                                            "meta": {**_page_meta("Census", W.scale_meta()),
                                                      "backbone": CENSUS_BACKBONE}}),
         scale=SCALE,
     log:

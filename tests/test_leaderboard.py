@@ -92,7 +92,7 @@ def test_every_row_trains_on_the_same_backbone_and_the_boards_seeds(cfg, tmp_pat
                                                            *untrained["transfer.avg"]["files"]}
     # what its caption and report page say: its own stand-in and seeds (the demo scale's tables have one seed)
     assert wf.leaderboard_meta("bert-base-uncased")["stand_ins"] == {"bert-base-uncased": "tiny-bert"}
-    assert (wf.leaderboard_meta("bert-base-uncased")["seeds"], wf.table_meta()["seeds"]) == (3, 1)
+    assert (wf.leaderboard_meta("bert-base-uncased")["seeds"], wf.scale_meta()["seeds"]) == (3, 1)
     # the second board: the same rows and seeds on bert-base-uncased's stand-in
     bert = wf.leaderboard_points("bert-base-uncased")
     assert [r["method"] for r in bert] == ["simcse", "sda_pi", None]

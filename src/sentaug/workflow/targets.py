@@ -59,25 +59,28 @@ class Workflow(Paths):
                 files += list(entry.values()) if isinstance(entry, dict) else [entry]
         return list(dict.fromkeys(files))
 
-    def table_meta(self, paper: str | None = None, table: str | None = None) -> dict:
-        meta = {"stand_ins": self.S["backbones"], "corpus": self.corpus, "seeds": len(self.seeds),
-                "data": self.origin}
-        if paper is not None and table is not None:
-            from ..report.kinds import table_kind
+    def scale_meta(self, backbones=None) -> dict:
+        """What a caption says of the scale. A caption names what its numbers were computed with, not everything
+        of the scale: given the paper backbones an output reads, only their stand-ins."""
+        stand_ins = self.S["backbones"]
+        if backbones is not None:
+            stand_ins = {b: s for b, s in stand_ins.items() if b in backbones}
+        return {"stand_ins": stand_ins, "corpus": self.corpus, "seeds": len(self.seeds), "data": self.origin}
 
-            spec = self.papers[paper]["tables"][table]
-            kind = table_kind(spec["kind"])
-            # A table's caption names what its cells were computed with, not everything of the scale: the
-            # stand-ins of the backbones it reads, and the corpora its rows' runs train on (or none).
-            named = kind.backbones(spec)
-            meta["stand_ins"] = {b: s for b, s in meta["stand_ins"].items() if b in named}
-            missing = self.missing_resources(paper, table)
-            if missing:
-                meta["skipped"] = missing
-            meta["corpus"] = self.rows_corpus(paper, spec) if kind.uses_corpus and not missing else None
-            unbuilt_reason = self.glue_unbuilt_reason() if spec["kind"].startswith("glue") else None
-            if unbuilt_reason:
-                meta["unbuilt_reason"] = unbuilt_reason
+    def table_meta(self, paper: str, table: str) -> dict:
+        from ..report.kinds import table_kind
+
+        spec = self.papers[paper]["tables"][table]
+        kind = table_kind(spec["kind"])
+        # The stand-ins of the backbones the table reads, and the corpora its rows' runs train on (or none).
+        meta = self.scale_meta(kind.backbones(spec))
+        missing = self.missing_resources(paper, table)
+        if missing:
+            meta["skipped"] = missing
+        meta["corpus"] = self.rows_corpus(paper, spec) if kind.uses_corpus and not missing else None
+        unbuilt_reason = self.glue_unbuilt_reason() if spec["kind"].startswith("glue") else None
+        if unbuilt_reason:
+            meta["unbuilt_reason"] = unbuilt_reason
         return meta
 
     def rows_corpus(self, paper: str, spec: dict) -> str:
@@ -130,13 +133,10 @@ class Workflow(Paths):
 
     # -- figures --------------------------------------------------------------------------------------------
     def figure_meta(self, paper: str, figure: str) -> dict:
-        """`table_meta` for a figure: the stand-ins of the backbones its panels name, not all of the scale's."""
+        """The meta of a figure: the stand-ins of the backbones its panels name, not all of the scale's."""
         from ..report.figures import figure_backbones
 
-        meta = self.table_meta()
-        named = figure_backbones(self.papers[paper]["figures"][figure])
-        meta["stand_ins"] = {b: s for b, s in meta["stand_ins"].items() if b in named}
-        return meta
+        return self.scale_meta(figure_backbones(self.papers[paper]["figures"][figure]))
 
     def figure_points(self, paper: str, figure: str) -> list[list[dict]]:
         from ..report.figures import figure_points
@@ -198,9 +198,8 @@ class Workflow(Paths):
         return rows
 
     def leaderboard_meta(self, backbone: str) -> dict:
-        """`table_meta` for the board on `backbone`: its own stand-in and its own seeds, not the scale's."""
-        meta = self.table_meta()
-        meta["stand_ins"] = {b: s for b, s in meta["stand_ins"].items() if b == backbone}
+        """The meta of the board on `backbone`: its own stand-in and its own seeds, not the scale's."""
+        meta = self.scale_meta([backbone])
         meta["seeds"] = len(self.leaderboard["seeds"][self.scale])
         return meta
 
