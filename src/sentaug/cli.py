@@ -79,7 +79,7 @@ def cmd_train(a):
     spec = json.loads(Path(a.spec).read_text(encoding="utf-8") if a.spec.endswith(".json") else a.spec)
     train(spec, corpus=a.corpus, positives=a.positives, backbone=a.backbone,
           dev_data=a.dev_data, out=a.out, resume=a.resume, index=a.index, tokens=a.tokens or (),
-          compile_backbone=a.compile)
+          compile_backbone=a.compile, step_mode=a.step)
 
 
 def cmd_tokenize(a):
@@ -249,7 +249,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--resume", action="store_true", help="continue from <out>.partial/last if present")
     t.add_argument("--tokens", nargs="+", metavar="FILE.npz",
                    help="token files (sentaug tokenize) of the corpus and caches: ids looked up, not recomputed")
-    t.add_argument("--compile", action="store_true", help="torch.compile the backbone (see benchmarks/gpu_notes.md)")
+    t.add_argument("--compile", action="store_true",
+                   help="torch.compile the backbone: fused kernels, inside the captured step on a GPU (BERT-base "
+                        "b64 12.5 -> 10.0 ms on an H200, for 24-40 s of compiling a run; benchmarks/gpu_notes.md)")
+    t.add_argument("--step", choices=["auto", "graph", "eager"], default=os.environ.get("SENTAUG_STEP", "auto"),
+                   help="how a step runs: auto (one CUDA graph per step on a GPU, eager elsewhere), graph or eager "
+                        "(default: $SENTAUG_STEP, else auto; the run's train_summary.json says which ran)")
     t.set_defaults(func=cmd_train)
 
     tk = sub.add_parser("tokenize", help="token ids of a corpus (.txt) or an augmentation cache (.parquet), "

@@ -122,12 +122,24 @@ class SentenceEncoder(nn.Module):
         self.head_name = head or ("mlp" if pooler == "cls" else "none")
         self.head_only_train = head_only_train
         self.head = build_head(self.head_name, backbone.config.hidden_size)
+        self.ready_mask = False
+
+    def use_ready_mask(self, on: bool = True) -> None:
+        """Hand the backbone a ready [B, 1, 1, T] boolean mask instead of the [B, T] padding mask. Transformers
+        checks a [B, T] mask on the host at every forward (`.all()`: one wait for the device, and no CUDA graph
+        can hold that); SDPA takes the ready mask as it is, with the same outputs (bit for bit on the CPU,
+        transformers 5.23, BERT and RoBERTa). Only for SDPA attention, which the trainer checks."""
+        self.ready_mask = on
+
+    def run_backbone(self, input_ids, attention_mask, **kw):
+        """The backbone's outputs (a transformers ModelOutput) for a padded batch."""
+        mask = attention_mask[:, None, None, :].bool() if self.ready_mask else attention_mask
+        return self.backbone(input_ids=input_ids, attention_mask=mask, return_dict=True, **kw)
 
     def represent(self, input_ids, attention_mask, **kw):
         """The pooled sentence vector e (before the head)."""
-        hidden = self.pooler in NEEDS_HIDDEN_STATES
-        outputs = self.backbone(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=hidden,
-                                return_dict=True, **kw)
+        outputs = self.run_backbone(input_ids, attention_mask,
+                                    output_hidden_states=self.pooler in NEEDS_HIDDEN_STATES, **kw)
         return pool(self.pooler, outputs, attention_mask)
 
     def project(self, e):
@@ -139,8 +151,22 @@ class SentenceEncoder(nn.Module):
     def forward(self, input_ids, attention_mask, **kw):
         return self.project(self.represent(input_ids, attention_mask, **kw))
 
-    def save(self, out_dir: str | os.PathLike, tokenizer, eval_pooler: str = "cls_before_pooler") -> None:
-        """Write a Hugging Face folder (safetensors) loadable by AutoModel and by SentenceTransformer.
+    def snapshot(self, into: dict | None = None) -> dict:
+        """The backbone's weights as `save` writes them (the MLP head in the pooler layer), copied on their
+        device; `into`: an earlier snapshot whose tensors are overwritten instead of new ones allocated."""
+        state = self.backbone.state_dict()
+        if self.head_name == "mlp" and getattr(self.backbone, "pooler", None) is not None:
+            state.update({f"pooler.dense.{k}": v for k, v in self.head.dense.state_dict().items()})
+        if into is None:
+            return {k: v.detach().clone() for k, v in state.items()}
+        for k, v in state.items():
+            into[k].copy_(v.detach(), non_blocking=True)
+        return into
+
+    def save(self, out_dir: str | os.PathLike, tokenizer, eval_pooler: str = "cls_before_pooler",
+             state: dict | None = None) -> None:
+        """Write a Hugging Face folder (safetensors) loadable by AutoModel and by SentenceTransformer; `state`: a
+        `snapshot` to write instead of the current weights.
 
         SimCSE's MLP head is stored as the backbone's pooler layer (as SimCSE's simcse_to_huggingface.py does), so
         `--pooler cls` evaluates with it and `cls_before_pooler` without it. The sentence-transformers
@@ -148,9 +174,12 @@ class SentenceEncoder(nn.Module):
         """
         out_dir = Path(out_dir)
         backbone = self.backbone
-        if self.head_name == "mlp" and getattr(backbone, "pooler", None) is not None:
-            backbone.pooler.dense.load_state_dict(self.head.dense.state_dict())
-        backbone.save_pretrained(out_dir, safe_serialization=True)
+        if state is not None:
+            backbone.save_pretrained(out_dir, state_dict=state, safe_serialization=True)
+        else:
+            if self.head_name == "mlp" and getattr(backbone, "pooler", None) is not None:
+                backbone.pooler.dense.load_state_dict(self.head.dense.state_dict())
+            backbone.save_pretrained(out_dir, safe_serialization=True)
         tokenizer.save_pretrained(out_dir)
         write_sentence_transformers_config(out_dir, backbone.config.hidden_size, eval_pooler)
 

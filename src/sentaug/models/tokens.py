@@ -95,11 +95,15 @@ def special_frame(tokenizer) -> tuple[list[int], list[int]]:
     return framed[:at], framed[at + len(bare):]
 
 
-def pad(sequences, pad_id: int | None, side: str = "right") -> tuple[torch.Tensor, torch.Tensor]:
+def pad(sequences, pad_id: int | None, side: str = "right", width: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(input_ids, attention_mask), int64 [B, T], T the longest sequence: what a tokenizer called with
-    padding=True returns for the texts these sequences are the ids of."""
+    padding=True returns for the texts these sequences are the ids of. `width`: pad to that many tokens instead
+    (padding="max_length"; at least the longest sequence)."""
     lengths = np.fromiter((len(s) for s in sequences), dtype=np.int64, count=len(sequences))
-    width = int(lengths.max()) if len(lengths) else 0
+    longest = int(lengths.max()) if len(lengths) else 0
+    if width is not None and width < longest:
+        raise ValueError(f"cannot pad to {width} tokens: a sequence has {longest}")
+    width = longest if width is None else width
     if pad_id is None and (lengths < width).any():
         raise ValueError("the tokenizer has no padding token: cannot pad a batch of unequal lengths")
     ids = np.full((len(lengths), width), 0 if pad_id is None else pad_id, dtype=np.int64)
@@ -230,10 +234,10 @@ class BatchTokenizer:
         self.misses += len(missing)
         return seqs
 
-    def encode(self, texts: list[str]) -> dict[str, torch.Tensor]:
-        """{"input_ids", "attention_mask"} (int64, on the CPU) of `texts`, padded to the longest."""
+    def encode(self, texts: list[str], width: int | None = None) -> dict[str, torch.Tensor]:
+        """{"input_ids", "attention_mask"} (int64, on the CPU) of `texts`, padded to the longest (or `width`)."""
         input_ids, attention_mask = pad(self.sequences(texts), self.tokenizer.pad_token_id,
-                                        self.tokenizer.padding_side)
+                                        self.tokenizer.padding_side, width)
         return {"input_ids": input_ids, "attention_mask": attention_mask}
 
 

@@ -61,5 +61,5 @@ class NTXent(nn.Module):
         m = len(z1)
         sim = cosine_matrix(z, z) / self.temperature
         sim = sim.masked_fill(torch.eye(2 * m, dtype=torch.bool, device=sim.device), float("-inf"))
-        target = torch.cat([torch.arange(m, 2 * m), torch.arange(0, m)]).to(sim.device)
+        target = torch.cat([torch.arange(m, 2 * m, device=sim.device), torch.arange(0, m, device=sim.device)])
         return F.cross_entropy(sim, target)

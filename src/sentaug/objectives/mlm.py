@@ -5,8 +5,9 @@ random token, 10 % stay as they are; the loss is cross-entropy on the selected p
 copy is encoded by the same backbone the contrastive views use; the LM head is the one the checkpoint
 ships (`AutoModelForMaskedLM`), randomly initialised where it has none.
 
-Masks are drawn on the host, where the ids are given: which positions are predicted is then known without
-waiting for the device, and only the masked ids, those positions and their labels travel to it.
+Masks are drawn on the host, where the ids are given (`draw`, before the step runs): which positions are
+predicted is then known without waiting for the device, and only the masked ids, those positions and their
+labels travel to it (`loss`).
 """
 from __future__ import annotations
 
@@ -45,24 +46,47 @@ class MaskedLM(nn.Module):
         self.mask_id, self.vocab_size = tokenizer.mask_token_id, len(tokenizer)
         self.special_ids = torch.tensor(sorted(set(tokenizer.all_special_ids)))
 
+    def draw(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, generator: torch.Generator | None = None,
+             positions: int | None = None) -> list[dict[str, torch.Tensor]]:
+        """The `copies` masked copies, drawn on the host one after the other: each copy's masked ids, attention
+        mask, selected positions (flat, over B x T) and their labels. With `positions`, a copy whose selection
+        fits is padded to that many positions (position 0 with label -100, which the loss ignores): every step
+        then has the same shapes (`sentaug.train.inputs.FixedShape`)."""
+        input_ids, attention_mask = input_ids.cpu(), attention_mask.cpu()
+        copies = []
+        for _ in range(self.copies):
+            special = torch.isin(input_ids, self.special_ids) | ~attention_mask.bool()
+            masked, labels = mask_tokens(input_ids, special, self.mask_id, self.vocab_size, self.probability,
+                                         generator)
+            labels = labels.view(-1)
+            selected = (labels != -100).nonzero().squeeze(1)
+            targets = labels[selected]
+            if positions is not None and 0 < len(selected) <= positions:
+                room = positions - len(selected)
+                selected = torch.cat([selected, selected.new_zeros(room)])
+                targets = torch.cat([targets, targets.new_full((room,), -100)])
+            copies.append({"input_ids": masked, "attention_mask": attention_mask, "positions": selected,
+                           "targets": targets})
+        return copies
+
+    def loss(self, run_backbone, copies: list[dict[str, torch.Tensor]]) -> torch.Tensor:
+        """The summed loss of drawn `copies` (on the backbone's device); `run_backbone(input_ids,
+        attention_mask)` returns the backbone's outputs."""
+        return sum(self._one_copy(run_backbone, **copy) for copy in copies)
+
     def forward(self, backbone: nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                 generator: torch.Generator | None = None) -> torch.Tensor:
         """The loss of `copies` independently masked copies, summed (masks drawn one copy after the other).
         `input_ids` and `attention_mask` are best given on the host (any device works)."""
-        input_ids, attention_mask = input_ids.cpu(), attention_mask.cpu()
-        return sum(self._one_copy(backbone, input_ids, attention_mask, generator) for _ in range(self.copies))
+        device = next(backbone.parameters()).device
+        copies = [{k: v.to(device, non_blocking=True) for k, v in copy.items()}
+                  for copy in self.draw(input_ids, attention_mask, generator)]
+        return self.loss(lambda ids, mask: backbone(input_ids=ids, attention_mask=mask, return_dict=True), copies)
 
-    def _one_copy(self, backbone, input_ids, attention_mask, generator) -> torch.Tensor:
-        special = torch.isin(input_ids, self.special_ids) | ~attention_mask.bool()
-        masked, labels = mask_tokens(input_ids, special, self.mask_id, self.vocab_size, self.probability, generator)
+    def _one_copy(self, run_backbone, input_ids, attention_mask, positions, targets) -> torch.Tensor:
         # Only the selected positions (~15 %) go through the LM head: its vocabulary projection is most of an
         # MLM step on a small backbone, and the head acts on each position alone, so the loss is the same.
-        labels = labels.view(-1)
-        positions = (labels != -100).nonzero().squeeze(1)
-        device = next(backbone.parameters()).device
-        masked, attention_mask, positions, targets = (t.to(device, non_blocking=True) for t in
-                                                      (masked, attention_mask, positions, labels[positions]))
-        hidden = backbone(input_ids=masked, attention_mask=attention_mask, return_dict=True).last_hidden_state
+        hidden = run_backbone(input_ids, attention_mask).last_hidden_state
         logits = self.lm_head(hidden.reshape(-1, hidden.shape[-1]).index_select(0, positions))
         if len(targets) == 0:
             return logits.sum() * 0.0  # nothing selected in this batch (tiny batches): no signal, no NaN

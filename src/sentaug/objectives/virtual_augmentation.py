@@ -49,11 +49,17 @@ class VirtualAugmentation(nn.Module):
         self.temperature, self.delta, self.k, self.steps = temperature, delta, neighbours, steps
         self.init_std, self.similarity, self.detach = init_std, similarity, detach_representation
 
+    @staticmethod
+    def draw_noise(shape, generator: torch.Generator | None = None) -> torch.Tensor:
+        """The search's starting noise (float32, on the host: drawn before the step runs)."""
+        return torch.randn(shape, generator=generator, dtype=torch.float32)
+
     def perturbation(self, e: torch.Tensor, head: nn.Module, nbr: torch.Tensor,
-                     generator: torch.Generator | None = None) -> torch.Tensor:
-        """delta* of eq. 3 for every row (no gradient reaches the model from this search)."""
+                     generator: torch.Generator | None = None, noise: torch.Tensor | None = None) -> torch.Tensor:
+        """delta* of eq. 3 for every row (no gradient reaches the model from this search). `noise`: the starting
+        noise, drawn by `draw_noise` (from `generator` when not given)."""
         e = e.detach()
-        noise = torch.randn(e.shape, generator=generator, dtype=torch.float32).to(e.device)
+        noise = (self.draw_noise(e.shape, generator) if noise is None else noise).to(e.device)
         delta = (self.init_std * noise).to(e.dtype)
         with torch.enable_grad():
             z = head(e).detach()
@@ -70,11 +76,12 @@ class VirtualAugmentation(nn.Module):
                     delta = delta * (self.delta / delta.norm(dim=-1, keepdim=True).clamp_min(self.delta))
         return delta.detach()
 
-    def forward(self, e: torch.Tensor, head: nn.Module, generator: torch.Generator | None = None) -> torch.Tensor:
+    def forward(self, e: torch.Tensor, head: nn.Module, generator: torch.Generator | None = None,
+                noise: torch.Tensor | None = None) -> torch.Tensor:
         if self.detach:
             e = e.detach()
         nbr = neighbours(e, self.k, self.similarity)
-        z, z_star = head(e), head(e + self.perturbation(e, head, nbr, generator))
+        z, z_star = head(e), head(e + self.perturbation(e, head, nbr, generator, noise))
         negatives = torch.cat([z[nbr], z_star[nbr]], dim=1)          # N_A(i): {z_k, z_k*}, k in N(i)
         terms = (neighbourhood_loss(z, z_star, negatives, self.temperature)
                  + neighbourhood_loss(z_star, z, negatives, self.temperature))

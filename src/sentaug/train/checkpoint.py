@@ -180,8 +180,8 @@ class TrainingDiverged(ValueError):
 
 
 class DivergenceGuard:
-    """Records the first step whose loss is not finite, on the loss's own device (no host synchronisation
-    per step); `check` (one synchronisation) raises `TrainingDiverged` if there was one. The trainer checks
+    """Records the first step whose loss is not finite (`step`: a number, or a counter tensor on the loss's
+    device), on the loss's own device (no host synchronisation per step); `check` (one synchronisation) raises `TrainingDiverged` if there was one. The trainer checks
     before it evaluates or saves anything, so nothing computed after a bad step is ever kept."""
 
     def __init__(self):
@@ -194,11 +194,45 @@ class DivergenceGuard:
             self._first_bad = torch.full((), -1, dtype=torch.long, device=loss.device)
             self._value = torch.zeros((), device=loss.device)
         new = ~torch.isfinite(loss) & (self._first_bad < 0)
-        self._first_bad = torch.where(new, step, self._first_bad)
-        self._value = torch.where(new, loss, self._value)
+        # in place: a captured step (sentaug.train.step) updates the same tensors at every replay
+        self._first_bad.copy_(torch.where(new, step, self._first_bad))
+        self._value.copy_(torch.where(new, loss, self._value))
 
     def check(self, where: str) -> None:
         if self._first_bad is None or int(self._first_bad) < 0:
             return
         raise TrainingDiverged(f"the loss is {self._value.item()} at step {int(self._first_bad)}: training "
                                f"stopped. {where}")
+
+
+class BestModel:
+    """The best model so far, in ``<partial>/best``. On the CPU it is written at every improvement, as it always
+    was; on a GPU (`on_device`) its weights are copied on the device at an improvement (a fraction of a
+    millisecond, against half a second for writing BERT-base) and written at checkpoints and at the end
+    (`write`), so that the folder always matches the best score a checkpoint records."""
+
+    def __init__(self, partial: Path, encoder, tokenizer, eval_pooler: str, on_device: bool):
+        self.partial, self.encoder, self.tokenizer = Path(partial), encoder, tokenizer
+        self.eval_pooler, self.on_device = eval_pooler, on_device
+        self.state: dict | None = None
+        self.pending: dict | None = None        # {"step", "stsb_dev"} of a kept model not written yet
+
+    def keep(self, step: int, score: float) -> None:
+        if self.on_device:
+            self.state = self.encoder.snapshot(into=self.state)
+            self.pending = {"step": step, "stsb_dev": score}
+        else:
+            self._write({"step": step, "stsb_dev": score}, None)
+
+    def write(self) -> None:
+        """Write the model kept on the device, if a better one was kept since the last write."""
+        if self.pending is not None:
+            self._write(self.pending, self.state)
+            self.pending = None
+
+    def _write(self, info: dict, state: dict | None) -> None:
+        tmp = self.partial / "best.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        self.encoder.save(tmp, self.tokenizer, eval_pooler=self.eval_pooler, state=state)
+        (tmp / "best_step.json").write_text(json.dumps(info))
+        replace_dir(tmp, self.partial / "best")

@@ -11,13 +11,15 @@ Declared in config.yaml (`methods:`) and resolved into the training spec by `sen
     augmented_view: [augmentation, ...]                     (AugCSE's per-example augmented sentence)
     objectives:    [{name: virtual_augmentation | discriminator | mlm, weight: w, ...parameters}]
 
-`Method.loss(batch, step)` encodes every text a step needs in one forward pass (anchors, positives,
-retrieved negatives, augmented views), then adds the weighted objectives to the contrastive term. Texts are
-turned into ids by a `BatchTokenizer`: looked up in the run's token files where given, else tokenized per
-batch (the same ids either way). The loss and its parts stay on the device: reading them (`.item()`) would
-make the host wait for the step to finish, so the trainer does it only where it writes a log line.
-Randomness inside a step (retrieval draws, perturbation noise, MLM masks) comes from a generator seeded by
-(seed, step), so a resumed run draws what an uninterrupted one would.
+A step has a host part and a device part (`sentaug.train.inputs`). `Method.prepare(batch, step)` turns the
+batch's texts into ids (a `BatchTokenizer`: looked up in the run's token files where given, else tokenized;
+the same ids either way) and makes every random draw of the step (retrieval draws, perturbation noise, MLM
+masks) from a generator seeded by (seed, step), so a resumed run draws what an uninterrupted one would.
+`Method.compute(inputs)` encodes every text the step needs in one forward pass (anchors, positives,
+retrieved negatives, augmented views), then adds the weighted objectives to the contrastive term; it touches
+only device tensors, so a CUDA graph can hold it (`sentaug.train.graph`). `Method.loss(batch, step)` is the
+two in one. The loss and its parts stay on the device: reading them (`.item()`) would make the host wait for
+the step to finish, so the trainer does it only where it writes a log line.
 """
 from __future__ import annotations
 
@@ -25,20 +27,24 @@ import torch
 from torch import nn
 
 from ..augment.token_sequences import TOKENS_PREFIX
-from ..models.tokens import BatchTokenizer, mixed_ids, to_device
+from ..models.tokens import BatchTokenizer, mixed_ids
 from ..objectives import InfoNCE, NTXent
 from ..objectives.discriminator import AugmentationDiscriminator
 from ..objectives.mlm import MaskedLM
 from ..objectives.virtual_augmentation import VirtualAugmentation
 from . import distributed
+from .inputs import FixedShape, StepInputs
 from .sources import Batch, TrainingData
 
 OBJECTIVES = ("virtual_augmentation", "discriminator", "mlm")
 
 
-def encode_mixed(tokenizer, texts: list[str], max_length: int):
-    """Input ids and attention mask for texts some of which are token sequences (`mixed_ids`), padded."""
-    return tokenizer.pad({"input_ids": mixed_ids(tokenizer, texts, max_length)}, padding=True, return_tensors="pt")
+def encode_mixed(tokenizer, texts: list[str], max_length: int, width: int | None = None):
+    """Input ids and attention mask for texts some of which are token sequences (`mixed_ids`), padded to the
+    longest (or to `width`)."""
+    padding = {"padding": True} if width is None else {"padding": "max_length", "max_length": width}
+    return dict(tokenizer.pad({"input_ids": mixed_ids(tokenizer, texts, max_length)}, return_tensors="pt",
+                              **padding))
 
 
 def as_source(value) -> dict:
@@ -117,48 +123,91 @@ class Method(nn.Module):
         backbone = {id(p) for p in self.encoder.backbone.parameters()}
         return [p for p in self.parameters() if id(p) not in backbone]
 
-    def _tokenize(self, texts: list[str]) -> dict[str, torch.Tensor]:
-        """input_ids and attention_mask of `texts`, padded to the longest, on the model's device."""
-        dev = next(self.encoder.parameters()).device
+    def _tokenize(self, texts: list[str], width: int | None = None) -> dict[str, torch.Tensor]:
+        """input_ids and attention_mask of `texts` on the host, padded to the longest (or to `width`)."""
         if any(t.startswith(TOKENS_PREFIX) for t in texts):     # token-level positives (CARDS Table 5)
-            return encode_mixed(self.tokenizer, texts, self.spec["max_seq_length"]).to(dev)
-        return to_device(self.batch_tokenizer.encode(texts), dev)
+            return encode_mixed(self.tokenizer, texts, self.spec["max_seq_length"], width)
+        return self.batch_tokenizer.encode(texts, width)
 
     def loss(self, batch: Batch, step: int) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The loss to back-propagate for the global `batch` of this step, and its parts (detached, on the
-        device; for the log).
+        device; for the log): `compute` of what `prepare` makes."""
+        return self.compute(self.prepare(batch, step).to(next(self.encoder.parameters()).device))
 
-        Under data parallelism (`sentaug.train.distributed`) this rank encodes its slice; the contrastive
-        loss is over the gathered global batch, the other objectives over this rank's slice, scaled by
-        1/world so that summing the ranks' gradients gives their global mean."""
+    def prepare(self, batch: Batch, step: int, shape: FixedShape | None = None) -> StepInputs:
+        """The host's part of a step: token ids of every text the step encodes (anchors, positives, retrieved or
+        batch negatives, augmented views), and every random draw, in a fixed order from one generator seeded by
+        (seed, step): retrieved negatives, then each objective's (VaSCL's noise, MLM masks). `shape`: pad to
+        fixed shapes (`FixedShape`)."""
         g = torch.Generator().manual_seed(self.spec["seed"] * 1_000_003 + step)
-        size, _ = distributed.world()
+        width = shape.width if shape else None
+        lookups = (self.batch_tokenizer.hits, self.batch_tokenizer.misses)
         mine = distributed.local_slice(batch.anchors, len(batch.anchors))
+        tensors: dict[str, torch.Tensor] = {}
         if self.contrastive is None:
-            return self._objectives_only(batch.originals[mine], g, size)
+            self._draw_mlm(batch.originals[mine], g, shape, tensors)
+            return self._inputs(tensors, (), lookups)
         anchors, positives = batch.anchors[mine], batch.positives[mine]
         b = len(anchors)
         texts = anchors + positives
-        negative_rows = None
-        if self.sampler is not None:
+        n_neg = 0
+        if self.sampler is not None:    # one extra column per retrieved sentence, shared by the batch
+            from ..index.sampling import same_id_mask
+
             negative_rows = self.sampler.sample(batch.lines, g)            # [B, s] for the global batch
             texts += self.sampler.sentences(negative_rows[mine])
-        n_neg = 0 if negative_rows is None else negative_rows[mine].numel()
+            n_neg = negative_rows[mine].numel()
+            tensors["negative_mask"] = same_id_mask(self.sampler.rows(batch.lines), negative_rows.reshape(-1))
         if self.batch_negatives:
             texts += batch.negatives[mine]
             n_neg = b
         if "discriminator" in self.objectives:
             texts += batch.augmented[mine]
-        enc = self._tokenize(texts)
-        e = self.encoder.represent(enc["input_ids"], enc["attention_mask"])
+            tensors["labels"] = torch.tensor(batch.labels[mine])
+        tensors.update(self._tokenize(texts, width))
+        for name, module in self.objectives.items():
+            if name == "virtual_augmentation":
+                tensors["noise"] = module.draw_noise((b, self.encoder.backbone.config.hidden_size), g)
+            elif name == "mlm":
+                self._draw_mlm(batch.originals[mine], g, shape, tensors)
+        return self._inputs(tensors, (b, n_neg), lookups)
+
+    def _inputs(self, tensors, layout, before) -> StepInputs:
+        after = (self.batch_tokenizer.hits, self.batch_tokenizer.misses)
+        return StepInputs(tensors, layout, (after[0] - before[0], after[1] - before[1]))
+
+    def _draw_mlm(self, originals: list[str], g: torch.Generator, shape: FixedShape | None, tensors: dict) -> None:
+        """The mlm objective's masked copies of the original sentences (masks drawn on the host, see `MaskedLM`)."""
+        orig = self.batch_tokenizer.encode(originals, shape.width if shape else None)
+        copies = self.objectives["mlm"].draw(orig["input_ids"], orig["attention_mask"], g,
+                                             shape.mlm_positions if shape else None)
+        for i, copy in enumerate(copies):
+            tensors.update({f"mlm{i}_{k}": v for k, v in copy.items()})
+
+    def _mlm_loss(self, tensors: dict) -> torch.Tensor:
+        module = self.objectives["mlm"]
+        copies = [{k: tensors[f"mlm{i}_{k}"] for k in ("input_ids", "attention_mask", "positions", "targets")}
+                  for i in range(module.copies)]
+        return module.loss(self.encoder.run_backbone, copies)
+
+    def compute(self, x: StepInputs) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The device's part of a step, from `prepare`'s tensors (on the device) alone: the loss and its parts.
+
+        Under data parallelism (`sentaug.train.distributed`) this rank encodes its slice; the contrastive
+        loss is over the gathered global batch, the other objectives over this rank's slice, scaled by
+        1/world so that summing the ranks' gradients gives their global mean."""
+        size, _ = distributed.world()
+        t = x.tensors
+        if self.contrastive is None:    # the objectives alone (CLEAR's MLM-only baselines)
+            value = self._mlm_loss(t)
+            return self.weights["mlm"] / size * value, {"mlm": value.detach()}
+        b, n_neg = x.layout
+        e = self.encoder.represent(t["input_ids"], t["attention_mask"])
         z = self.encoder.project(e)
         z1, z2 = distributed.gather_with_grad(z[:b]), distributed.gather_with_grad(z[b:2 * b])
-        if negative_rows is not None:   # one extra column per retrieved sentence, shared by the batch
-            from ..index.sampling import same_id_mask
-
+        if "negative_mask" in t:
             negatives = distributed.gather_with_grad(z[2 * b:2 * b + n_neg])
-            mask = same_id_mask(self.sampler.rows(batch.lines), negative_rows.reshape(-1)).to(z.device)
-            total = self.contrastive(z1, z2, negatives, mask)
+            total = self.contrastive(z1, z2, negatives, t["negative_mask"])
         elif self.batch_negatives:
             negatives = distributed.gather_with_grad(z[2 * b:3 * b])
             own_only = None if self.shared_negatives else \
@@ -169,23 +218,12 @@ class Method(nn.Module):
         parts = {"contrastive": total.detach()}
         for name, module in self.objectives.items():
             if name == "virtual_augmentation":
-                value = module(e[:b], self.encoder.head or nn.Identity(), g)
+                value = module(e[:b], self.encoder.head or nn.Identity(), noise=t["noise"])
             elif name == "discriminator":
-                labels = torch.tensor(batch.labels[mine], device=z.device)
-                value, accuracy = module.loss_and_accuracy(e[:b], e[2 * b + n_neg:], labels)
+                value, accuracy = module.loss_and_accuracy(e[:b], e[2 * b + n_neg:], t["labels"])
                 parts["discriminator_accuracy"] = accuracy.detach()   # logged like a loss part (AugCSE Fig. 5)
             else:
-                value = self._masked_lm(batch.originals[mine], g)
+                value = self._mlm_loss(t)
             parts[name] = value.detach()
             total = total + self.weights[name] / size * value
         return total, parts
-
-    def _masked_lm(self, originals: list[str], g: torch.Generator) -> torch.Tensor:
-        """The mlm objective, on masked copies of the original sentences (ids on the host: the masks are
-        drawn there, see `MaskedLM`)."""
-        orig = self.batch_tokenizer.encode(originals)
-        return self.objectives["mlm"](self.encoder.backbone, orig["input_ids"], orig["attention_mask"], g)
-
-    def _objectives_only(self, originals: list[str], g: torch.Generator, size: int):
-        value = self._masked_lm(originals, g)
-        return self.weights["mlm"] / size * value, {"mlm": value.detach()}

@@ -11,9 +11,12 @@ autocast on CUDA; data parallel under torchrun (`sentaug.train.distributed`).
 
 On a GPU the host must run ahead of the device: the step loop never waits for it except where it writes a
 log line (the running loss and its parts are summed on the device, in float64 as the host summed them
-before, and read every `LOG_EVERY` steps), fixed texts come as ids from token files (`tokens`, written by
-`sentaug tokenize`), and AdamW is the fused CUDA kernel. On the CPU the optimiser is the same as before, so
-CPU runs give the same numbers bit for bit. Benchmarks and measurements: benchmarks/gpu_notes.md.
+before, and read every `LOG_EVERY` steps). Each step's inputs are prepared ahead by worker processes
+(`sentaug.train.inputs`: token ids, from token files where given, and every random draw), the whole step runs
+as one CUDA graph (`sentaug.train.step`), AdamW is the fused CUDA kernel, and the best model is kept on the
+device and written at checkpoints and at the end. On the CPU the step runs eagerly with the same optimiser as
+ever, so CPU runs give the same numbers bit for bit. Benchmarks and measurements: benchmarks/gpu_notes.md.
+`train_summary.json` records which path ran (`step_path`: graph or eager, and why).
 
 Output folder (`out`): the best model in Hugging Face layout (loadable by AutoModel and
 SentenceTransformer), `train_log.jsonl` and `train_summary.json`. While training, everything lives in
@@ -36,20 +39,15 @@ from ..io import write_json
 from ..models.encoder import SentenceEncoder, pick_device
 from ..models.tokens import TokenTable
 from . import distributed
-from .checkpoint import Checkpoints, DivergenceGuard, replace_dir
+from .checkpoint import BestModel, Checkpoints, DivergenceGuard
+from .inputs import FixedShape, StepPreparer, batch_order, mlm_capacity, prepared_steps  # noqa: F401 (batch_order)
 from .method import Method, needs_mlm
 from .sources import training_data
+from .step import LossTally, StepRunner
 
 LOG_EVERY = 10
-
-
-def batch_order(n: int, batch_size: int, seed: int, step: int) -> list[int]:
-    """Indices of the examples in batch `step` (0-based): one seeded permutation per epoch."""
-    per_epoch = math.ceil(n / batch_size)
-    epoch, k = divmod(step, per_epoch)
-    g = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
-    perm = torch.randperm(n, generator=g)
-    return perm[k * batch_size:(k + 1) * batch_size].tolist()
+PREFETCH_WORKERS = 2       # processes preparing the next steps' inputs on a GPU (host time per step: 1-9 ms)
+STEP_MODES = ("auto", "graph", "eager")
 
 
 def lr_schedule(optimizer, total_steps: int, kind: str = "linear"):
@@ -104,20 +102,57 @@ def backbone_config(config, dropout: float | None, path: str = "backbone"):
                      f"of the dropout settings {', '.join(k for keys in DROPOUT_KEYS for k in keys)}")
 
 
-def make_optimizer(method, spec: dict, device: torch.device) -> torch.optim.AdamW:
+def make_optimizer(method, spec: dict, device: torch.device, capturable: bool = False) -> torch.optim.AdamW:
     """AdamW over `parameter_groups`: the fused CUDA kernel on a GPU (one launch for every tensor), the
-    default implementation elsewhere."""
-    fused = {"fused": True} if device.type == "cuda" else {}
-    return torch.optim.AdamW(parameter_groups(method, spec), lr=spec["learning_rate"], **fused)
+    default implementation elsewhere. `capturable` (a step captured in a CUDA graph): its learning rates live
+    in device tensors, which the scheduler fills between replays."""
+    if device.type != "cuda":
+        return torch.optim.AdamW(parameter_groups(method, spec), lr=spec["learning_rate"])
+    groups = parameter_groups(method, spec)
+    if capturable:
+        for group in groups:
+            group["lr"] = torch.tensor(group["lr"], dtype=torch.float32, device=device)
+    return torch.optim.AdamW(groups, lr=groups[0]["lr"], fused=True, capturable=capturable)
+
+
+def learning_rates_on(optimizer, scheduler, device: torch.device) -> None:
+    """Put a capturable optimizer's learning rates (and the scheduler's bases) back in device tensors after a
+    checkpoint, which loads them on the CPU."""
+    for group in optimizer.param_groups:
+        for key in ("lr", "initial_lr"):
+            if key in group:
+                group[key] = torch.as_tensor(group[key], dtype=torch.float32).to(device)
+    scheduler.base_lrs = [torch.as_tensor(v, dtype=torch.float32).to(device) for v in scheduler.base_lrs]
+
+
+def step_path(mode: str, device: torch.device, compile_backbone) -> tuple[bool, str]:
+    """(capture the step in a CUDA graph?, why not): `auto` captures on CUDA in a single process."""
+    if mode not in STEP_MODES:
+        raise ValueError(f"unknown step mode {mode!r}: choose from {', '.join(STEP_MODES)}")
+    if device.type != "cuda":
+        if mode == "graph":
+            raise ValueError(f"step mode 'graph' needs a CUDA device (this run is on {device})")
+        return False, f"CUDA graphs need a GPU (device {device})"
+    if mode == "eager":
+        return False, "eager steps asked for (--step eager)"
+    if distributed.world()[0] > 1:
+        return False, "data parallel under torchrun: the gradient all-reduce runs outside a graph"
+    if compile_backbone == "reduce-overhead":
+        return False, "torch.compile(mode='reduce-overhead') asked for: its own CUDA graphs, no whole-step capture"
+    return True, ""
 
 
 def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out: str,
           resume: bool = False, stop_after: int | None = None, device: str | None = None,
-          index: str | None = None, tokens=(), compile_backbone: bool = False) -> dict | None:
+          index: str | None = None, tokens=(), compile_backbone: bool | str = False, step_mode: str = "auto",
+          on_step=None) -> dict | None:
     """Train one (method, backbone, seed) run. `positives`: the cache file(s) the method reads (None, a path
     or a list, in the order `TrainingData` expects); `index`: the retrieval index for retrieved negatives;
     `tokens`: token files (`sentaug tokenize`) of the corpus and caches, under this run's tokenizer;
-    `compile_backbone`: run the backbone through `torch.compile` (benchmarks/gpu_notes.md).
+    `compile_backbone`: run the backbone through `torch.compile` (True: fused kernels, inside the captured
+    step on a GPU; or a mode such as "reduce-overhead", which brings its own graphs; benchmarks/gpu_notes.md);
+    `step_mode`: auto (one CUDA graph per step on a GPU), graph or eager
+    (`sentaug.train.step`); `on_step(step)`: called after each step is launched (progress, benchmarks).
     `stop_after` interrupts after that step (for tests)."""
     from tqdm.auto import tqdm
 
@@ -138,23 +173,29 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     if not len(data):
         raise ValueError(f"{corpus}: no training sentences")
     model, tokenizer, lm_head = load_backbone(backbone, spec, dev)
-    if compile_backbone:
-        model.forward = torch.compile(model.forward, dynamic=True)
+    graph, why_eager = step_path(step_mode, dev, compile_backbone)
+    eager_forward = model.forward
+    if compile_backbone:    # training's forward only: evaluation batches come in every width (no recompiling)
+        mode = compile_backbone if isinstance(compile_backbone, str) else None
+        # fused kernels: in a captured step every shape is fixed; eager batches come in every width
+        model.forward = torch.compile(model.forward, dynamic=not graph and mode is None, mode=mode)
     torch.manual_seed(spec["seed"])  # heads and discriminator are initialised from the seed only
     encoder = SentenceEncoder(model, pooler=spec["pooler"], head=spec.get("head"),
                               head_only_train=spec["mlp_only_train"])
     if encoder.head_name == "mlp":  # initialised like SimCSE's MLPLayer (the backbone's _init_weights)
         torch.nn.init.normal_(encoder.head.dense.weight, std=model.config.initializer_range)
         torch.nn.init.zeros_(encoder.head.dense.bias)
+    # on a GPU, no host wait inside a forward (the CPU keeps the padding mask: its results stay bit for bit)
+    encoder.use_ready_mask(dev.type == "cuda" and model.config._attn_implementation == "sdpa")
     method = Method(spec, encoder, tokenizer, data, lm_head, index, [TokenTable.load(t) for t in tokens]).to(dev)
     total = spec["max_steps"] or spec["epochs"] * math.ceil(len(data) / spec["batch_size"])
-    optimizer = make_optimizer(method, spec, dev)
+    optimizer = make_optimizer(method, spec, dev, capturable=graph)
     scheduler = lr_schedule(optimizer, total, spec.get("schedule", "linear"))
     evaluator = dev_evaluator(spec, dev_data)
     ckpt = Checkpoints(partial)
     guard = DivergenceGuard()
 
-    step, best, (running, since), part_sums = 0, -math.inf, (0.0, 0), {}
+    step, best, (running, since) = 0, -math.inf, (0.0, 0)
     restored = None
     if resume:   # the lead rank sets damaged checkpoints aside before the others look
         restored = ckpt.load(method, optimizer, scheduler, digest) if lead else None
@@ -163,8 +204,10 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     log_path = partial / "train_log.jsonl"
     if restored:
         step, best, (running, since) = restored
+        if graph:
+            learning_rates_on(optimizer, scheduler, dev)
         print(f"[train] resumed at step {step} (best STS-B dev so far {best:.2f})", file=sys.stderr, flush=True)
-    running = torch.tensor(running, dtype=torch.float64, device=dev)   # summed on the device: no wait per step
+    tally = LossTally(dev, running)     # summed on the device: no wait per step
     if restored and lead:
         # records written after that checkpoint are replayed by the resumed run (a line cut short by a kill
         # is dropped with them)
@@ -173,21 +216,49 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     elif lead:   # a fresh start: nothing of an earlier attempt (another spec's best model) may leak in
         log_path.unlink(missing_ok=True)
         shutil.rmtree(partial / "best", ignore_errors=True)
-    amp = torch.autocast("cuda", dtype=torch.bfloat16) if dev.type == "cuda" else torch.autocast("cpu", enabled=False)
+    # (a captured step may not cache autocast's weight casts: the cache would outlive the capture)
+    amp = torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False) if dev.type == "cuda" else \
+        torch.autocast("cpu", enabled=False)
+    best_model = BestModel(partial, encoder, tokenizer, spec["eval_pooler"], on_device=dev.type == "cuda")
+    counter = torch.tensor(step, device=dev)     # the step number on the device, for the guard
+
+    def train_step(inputs) -> None:
+        """One step on device tensors, the same code eager or captured (sentaug.train.step)."""
+        if compile_backbone == "reduce-overhead":     # torch.compile's own CUDA graphs: a new step begins
+            torch.compiler.cudagraph_mark_step_begin()
+        counter.add_(1)
+        with amp:
+            loss, parts = method.compute(inputs)
+        loss.backward()
+        distributed.reduce_gradients(method)
+        optimizer.step()
+        tally.add(loss, parts)
+        guard.observe(loss, counter)
+
+    runner = StepRunner(train_step, optimizer, dev, graph, why_eager)
+    shape = None
+    if graph:   # every step the same shapes: one graph
+        mlm = method.objectives["mlm"] if "mlm" in method.objectives else None
+        shape = FixedShape(spec["max_seq_length"], mlm_capacity(spec["batch_size"], spec["max_seq_length"],
+                                                                mlm.probability) if mlm else None)
+    workers = PREFETCH_WORKERS if dev.type == "cuda" and distributed.world()[0] == 1 else 0
+    steps = prepared_steps(StepPreparer(method, data, spec["batch_size"], spec["seed"], shape), range(step, total),
+                           workers, pin=dev.type == "cuda")
+    lookups = [0, 0]
 
     def evaluate_and_keep_best(at_step: int) -> float:
         nonlocal best
         if not lead:
             distributed.barrier()
             return math.nan
-        score = evaluator(encoder.backbone, tokenizer, pooler=spec["eval_pooler"])
+        training_forward, model.forward = model.forward, eager_forward
+        try:
+            score = evaluator(encoder.backbone, tokenizer, pooler=spec["eval_pooler"])
+        finally:
+            model.forward = training_forward
         if score > best:
             best = score
-            tmp = partial / "best.tmp"
-            shutil.rmtree(tmp, ignore_errors=True)
-            encoder.save(tmp, tokenizer, eval_pooler=spec["eval_pooler"])
-            (tmp / "best_step.json").write_text(json.dumps({"step": at_step, "stsb_dev": score}))
-            replace_dir(tmp, partial / "best")
+            best_model.keep(at_step, score)
         distributed.barrier()
         return score
 
@@ -203,28 +274,26 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     bar = tqdm(total=total, initial=step, desc=f"train {spec['method']} seed {spec['seed']}", unit="step",
                disable=not lead)
     with open(log_path if lead else os.devnull, "a", encoding="utf-8") as log:
-        while step < total:
-            batch = data.batch(batch_order(len(data), spec["batch_size"], spec["seed"], step), step)
-            with amp:
-                loss, parts = method.loss(batch, step)
-            loss.backward()
-            distributed.reduce_gradients(method)
-            optimizer.step()
+        for inputs in steps:
+            lookups[0], lookups[1] = lookups[0] + inputs.lookups[0], lookups[1] + inputs.lookups[1]
+            try:
+                runner(inputs)
+            except torch.cuda.OutOfMemoryError as e:
+                raise OutOfDeviceMemory(out_of_memory_message(e, spec, step + 1, inputs, dev, kept_message())) from e
             scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
             step += 1
-            guard.observe(loss, step)
-            running, since = running + loss.detach().double(), since + 1
-            for name, value in parts.items():
-                part_sums[name] = part_sums.get(name, 0.0) + value.double()
+            since += 1
+            if on_step is not None:
+                on_step(step)
             bar.update(1)
             record = None
             if step % LOG_EVERY == 0 or step % spec["eval_steps"] == 0 or step == total:
-                record = {"step": step, "loss": running.item() / since, "lr": scheduler.get_last_lr()[0],
+                loss, parts = tally.take(since)
+                record = {"step": step, "loss": loss, "lr": float(scheduler.get_last_lr()[0]),
                           "elapsed_s": round(time.time() - started, 2)}
-                if set(part_sums) != {"contrastive"}:      # the parts, unless plain contrastive
-                    record["parts"] = {k: v.item() / since for k, v in part_sums.items()}
-                running, since, part_sums = torch.zeros_like(running), 0, {}
+                if set(parts) != {"contrastive"}:      # the parts, unless plain contrastive
+                    record["parts"] = parts
+                since = 0
             if record or step % spec["save_steps"] == 0 or step == stop_after:
                 guard.check(kept_message())   # before anything from a diverged step is logged, scored or saved
             if step % spec["eval_steps"] == 0 or step == total:
@@ -235,21 +304,23 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
                 log.write(json.dumps(record) + "\n")
                 log.flush()
             if lead and (step % spec["save_steps"] == 0 or step == stop_after):
-                ckpt.save(method, optimizer, scheduler, step, best, digest, (running.item(), since))
+                best_model.write()
+                ckpt.save(method, optimizer, scheduler, step, best, digest, (tally.loss.item(), since))
             if step == stop_after:
                 bar.close()
                 return None
     bar.close()
     if not lead:
         return None
+    best_model.write()
     seconds = time.time() - started
     best_info = json.loads((partial / "best" / "best_step.json").read_text())
     summary = {"spec": spec, "steps": total, "best_step": best_info["step"], "best_stsb_dev": best_info["stsb_dev"],
                "train_seconds": round(seconds, 2), "steps_per_second": round((total - first_step) / seconds, 3),
                "n_train_pairs": len(data), "device": str(dev), "processes": distributed.world()[0],
                "versions": _versions(), "attn_implementation": model.config._attn_implementation,
-               "token_lookups": {"from_files": method.batch_tokenizer.hits,
-                                 "tokenized": method.batch_tokenizer.misses}}
+               "step_path": runner.describe(),
+               "token_lookups": {"from_files": lookups[0], "tokenized": lookups[1]}}
     final = partial / "best"
     shutil.copyfile(log_path, final / "train_log.jsonl")
     write_json(final / "train_summary.json", summary)
@@ -258,6 +329,23 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     os.replace(final, out)   # the one step that makes the run visible, complete
     shutil.rmtree(partial, ignore_errors=True)
     return summary
+
+
+class OutOfDeviceMemory(RuntimeError):
+    """The GPU ran out of memory in a step; the message names the batch, what was asked for and what was free."""
+
+
+def out_of_memory_message(error: Exception, spec: dict, step: int, inputs, device, kept: str) -> str:
+    import re
+
+    asked = re.search(r"[Tt]ried to allocate ([\d.]+ ?[KMGT]?i?B)", str(error))
+    free = ""
+    if device.type == "cuda":
+        available, capacity = torch.cuda.mem_get_info(device)
+        free = f"; {available / 2**30:.2f} GiB free of {capacity / 2**30:.2f} GiB on {device}"
+    return (f"out of GPU memory at step {step} (batch {spec['batch_size']}: {inputs.describe()}); "
+            f"{asked.group(1) if asked else 'an unknown amount'} asked for{free}. A smaller batch_size or "
+            f"max_seq_length, or fewer runs per GPU, is where to start. {kept}")
 
 
 def dev_evaluator(spec: dict, dev_data: str):

@@ -1,0 +1,161 @@
+"""Running the training step: eagerly, or as one CUDA graph replayed at every step.
+
+At the papers' batch of 64 a BERT-base step is a few milliseconds of GPU work spread over about a thousand
+kernels; launched one by one from Python, the GPU waits on the host for most of the step. `StepRunner` runs
+the same step function (`Method.compute`, backward, the optimizer step, the loss tally and the divergence
+guard) either way:
+
+* eager (always on the CPU, where runs keep their results bit for bit): the function, then `zero_grad`;
+* graph (CUDA, one process): the inputs are padded to fixed shapes (`sentaug.train.inputs.FixedShape`) and
+  copied into static device tensors; the first `warmup` steps run eagerly on a side stream (real steps: lazy
+  initialisation, optimizer state), the next one is captured into a `torch.cuda.CUDAGraph` and every later
+  step replays it. What makes that exact: the optimizer is the fused AdamW with `capturable=True` and its
+  learning rates in device tensors, which the scheduler fills between replays; the gradients are allocated by
+  the captured backward, so every replay overwrites them; the loss tally and the guard add into tensors in
+  place; dropout draws from the CUDA generator, whose offset the graph advances at every replay, so each replay
+  draws fresh masks (the same ones an eager step would draw). A step whose shapes differ (an epoch's last,
+  smaller batch; an MLM selection larger than its room) runs eagerly beside the graph. A capture that fails
+  leaves the run eager, and says why.
+
+Either way the host only copies the next inputs (prepared ahead, `sentaug.train.inputs.prepared_steps`) and
+launches: it never waits for the device inside a step.
+"""
+from __future__ import annotations
+
+import contextlib
+import sys
+
+import torch
+
+from .inputs import StepInputs
+
+WARMUP_STEPS = 3
+ATTENTION_KERNELS = (None, "efficient")      # SDPA's own choice, then its memory-efficient kernel alone
+
+
+def attention_kernel(name: str | None):
+    """A context holding scaled-dot-product attention to one kernel (None: SDPA chooses)."""
+    if name is None:
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION])
+
+
+class LossTally:
+    """Sums of the loss and its parts since the last log line, on the device in float64, added in place (a
+    captured step adds into the same tensors at every replay); read only where a log line is written."""
+
+    def __init__(self, device, loss: float = 0.0):
+        self.loss = torch.tensor(loss, dtype=torch.float64, device=device)
+        self.parts: dict[str, torch.Tensor] = {}
+
+    def add(self, loss: torch.Tensor, parts: dict[str, torch.Tensor]) -> None:
+        self.loss.add_(loss.detach().double())
+        for name, value in parts.items():
+            if name not in self.parts:
+                self.parts[name] = torch.zeros((), dtype=torch.float64, device=value.device)
+            self.parts[name].add_(value.double())
+
+    def take(self, steps: int) -> tuple[float, dict[str, float]]:
+        """(mean loss, mean of each part) over the last `steps` steps; the sums start again from zero."""
+        loss = self.loss.item() / steps
+        parts = {k: v.item() / steps for k, v in self.parts.items()}
+        self.loss.zero_()
+        for v in self.parts.values():
+            v.zero_()
+        return loss, parts
+
+
+class StepRunner:
+    """`runner(inputs)` runs one training step of `step_fn` (which must not zero the gradients) on `inputs`.
+
+    `graph`: capture it into a CUDA graph (CUDA only); `why`: the reason it runs eagerly otherwise, for the
+    run's summary (`describe`)."""
+
+    def __init__(self, step_fn, optimizer, device: torch.device, graph: bool, why: str = "",
+                 warmup: int = WARMUP_STEPS):
+        self.step_fn, self.optimizer, self.device = step_fn, optimizer, device
+        self.wanted, self.why, self.warmup = graph, why, warmup
+        self.graph = None
+        self.attention = None           # the SDPA kernel the graph was captured with (None: SDPA's choice)
+        self.graph_grads: list = []
+        self.static: StepInputs | None = None
+        self.warmed = 0
+        self.counts = {"graph": 0, "eager": 0}
+
+    def __call__(self, inputs: StepInputs) -> None:
+        if self.wanted and inputs.full:
+            if self.static is None:
+                self.static = inputs.to(self.device)      # the graph's inputs: allocated once, refilled
+            if inputs.signature() == self.static.signature():
+                return self._graph_step(inputs)
+        self._eager(inputs.to(self.device))
+
+    def _eager(self, inputs: StepInputs) -> None:
+        """An eager step; beside a captured graph it must not add onto the graph's gradients, and leaves them in
+        place afterwards (`p.grad` is the last step's gradient either way)."""
+        self.counts["eager"] += 1
+        self.optimizer.zero_grad(set_to_none=True)
+        self.step_fn(inputs)
+        self.optimizer.zero_grad(set_to_none=True)
+        for p, grad in self.graph_grads:
+            p.grad = grad
+
+    def _graph_step(self, inputs: StepInputs) -> None:
+        for name, tensor in self.static.tensors.items():
+            source = inputs.tensors[name]      # pinned (the prefetching workers pin), so the host never waits
+            tensor.copy_(source if source.is_pinned() else source.pin_memory(), non_blocking=True)
+        if self.graph is None and self.warmed < self.warmup:
+            # Eager steps on a side stream before the capture, as CUDA graphs need (torch.cuda.graphs docs)
+            side = torch.cuda.Stream(self.device)
+            side.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(side):
+                self.step_fn(self.static)
+                self.optimizer.zero_grad(set_to_none=True)
+            torch.cuda.current_stream(self.device).wait_stream(side)
+            self.warmed += 1
+            self.counts["eager"] += 1
+            return
+        if self.graph is None and not self._capture():
+            return self._eager(self.static)
+        self.graph.replay()
+        self.counts["graph"] += 1
+
+    def _capture(self) -> bool:
+        """Capture one step (capturing runs nothing: the caller replays it). Tried as the step runs eagerly, then
+        with SDPA held to its memory-efficient kernel (which takes a mask and dropout in a graph); False, with
+        the reasons said and kept, if both fail: the run goes on eagerly."""
+        errors = []
+        for attention in ATTENTION_KERNELS:
+            self.optimizer.zero_grad(set_to_none=True)    # the captured backward allocates the gradients
+            graph = torch.cuda.CUDAGraph()
+            try:
+                # thread_local: the prefetching pin-memory thread may allocate while this thread captures
+                with attention_kernel(attention), torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                    self.step_fn(self.static)
+            except Exception as e:     # any failure to capture: the step is still correct eagerly
+                first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+                errors.append(f"{attention or 'default attention'}: {type(e).__name__}: {first[:240]}")
+                continue
+            self.graph, self.attention = graph, attention
+            self.graph_grads = [(p, p.grad) for group in self.optimizer.param_groups for p in group["params"]
+                                if p.grad is not None]      # where every replay writes its gradients
+            return True
+        self.wanted, self.graph = False, None
+        self.why = f"CUDA graph capture failed ({'; '.join(errors)}); eager steps instead"
+        print(f"[train] {self.why}", file=sys.stderr, flush=True)
+        self.optimizer.zero_grad(set_to_none=True)
+        return False
+
+    def describe(self) -> dict:
+        """Which path ran, for `train_summary.json`."""
+        path = "graph" if self.counts["graph"] else "eager"
+        out = {"path": path, "graph_steps": self.counts["graph"], "eager_steps": self.counts["eager"]}
+        if path == "graph":
+            out["why"] = (f"one CUDA graph per step, captured after {self.warmed} eager warm-up steps; steps of "
+                          f"other shapes (an epoch's last batch) eager")
+            out["attention"] = self.attention or "sdpa default"
+        else:
+            out["why"] = self.why or "graph capture was not reached"
+        return out
