@@ -57,8 +57,11 @@ def load_leaderboard(config: dict) -> dict | None:
     for backbone in backbones:
         if backbone not in config["backbones"]:
             raise sc.ConfigError(f"{path}: backbones: unknown backbone '{backbone}'")
-    for scale in config["scales"]:
-        seeds = spec["seeds"].get(scale)
+    if not isinstance(spec["seeds"], dict) or not spec["seeds"]:
+        raise sc.ConfigError(f"{path}: seeds: a mapping of scale to seeds, got {spec['seeds']!r}")
+    for scale, seeds in spec["seeds"].items():   # a scale not listed has no board (board_seeds says so)
+        if scale not in config["scales"]:
+            raise sc.ConfigError(f"{path}: seeds.{scale}: unknown scale (choose from {', '.join(config['scales'])})")
         if not isinstance(seeds, list) or len(set(seeds)) < MIN_SEEDS:
             raise sc.ConfigError(f"{path}: seeds.{scale}: the leaderboard needs at least {MIN_SEEDS} distinct "
                                  f"seeds per scale, got {seeds!r}")
@@ -169,9 +172,17 @@ def _signed(mean, half) -> str:
     return f"{mean:+.2f}" + (f" ± {half:.2f}" if half is not None else "")
 
 
+def board_seeds(spec: dict, scale: str) -> list[int]:
+    """The board's seeds at `scale`; an error naming the scale where the board lists none."""
+    if scale not in spec["seeds"]:
+        raise sc.ConfigError(f"the leaderboard (papers/leaderboard.yaml) has no seeds for scale '{scale}' (it lists "
+                             f"{', '.join(spec['seeds'])}): add at least {MIN_SEEDS} to build its boards there")
+    return spec["seeds"][scale]
+
+
 def caption(spec: dict, scale: str, meta: dict, backbone: str) -> str:
     stand_in = meta.get("stand_ins", {}).get(backbone, backbone)
-    seeds = spec["seeds"][scale]
+    seeds = board_seeds(spec, scale)
     pct = round(100 * spec.get("confidence", 0.95))
     text = (f"{spec.get('title', 'Leaderboard')}. Backbone {stand_in}"
             + (f" (stand-in for {backbone})" if stand_in != backbone else "")

@@ -22,7 +22,7 @@ SUITE_DATA = {"transfer": ["transfer"], "clustering": ["clustering"], "intent": 
 # Table 6), as they appear in the result's path and on the command line.
 GLUE_OPTIONS = {"rdrop": "--rdrop", "switch_case": "--switch-case"}
 # Changed rows per augmentation in an augmentation analysis (VaSCL Fig. 3b averages 20,000 examples).
-AUGMENTATION_ANALYSIS_SAMPLE = {"demo": 500, "small": 2000, "paper": 20000}
+AUGMENTATION_ANALYSIS_SAMPLE = {"demo": 500, "small": 2000, "paper": 20000, "gpu": 2000}
 # What a training job asks for unless `scales.<scale>.train_resources` says otherwise.
 TRAIN_RESOURCES = {"gpu": 0, "threads": 2, "mem_mb": 4000, "runtime": 60}
 # Threads of an evaluation or analysis job unless `scales.<scale>.eval_threads` says otherwise.

@@ -174,11 +174,12 @@ class Workflow(Paths):
         and each run's train_summary.json (training time). Runs live under the leaderboard's paper component
         (shared below paper scale, so seeds the tables also train are trained once). Then the reference rows: the
         backbone untrained, one result file per column and no seeds or runs."""
+        from ..report.leaderboard import board_seeds
         from ..report.sources import metric_file, pretrained_metric_file
 
         spec = self.leaderboard
         bb = self.stand_in(backbone)
-        seeds = spec["seeds"][self.scale]
+        seeds = board_seeds(spec, self.scale)
         rows = []
         for row in spec["rows"]:
             cells = {}
@@ -200,7 +201,9 @@ class Workflow(Paths):
     def leaderboard_meta(self, backbone: str) -> dict:
         """The meta of the board on `backbone`: its own stand-in and its own seeds, not the scale's."""
         meta = self.scale_meta([backbone])
-        meta["seeds"] = len(self.leaderboard["seeds"][self.scale])
+        from ..report.leaderboard import board_seeds
+
+        meta["seeds"] = len(board_seeds(self.leaderboard, self.scale))
         return meta
 
     def leaderboard_targets(self, backbone: str) -> list[str]:
