@@ -12,6 +12,7 @@ import json
 import os
 import sys
 
+from .augment.registry import PluginError
 from .evaluate.cli import add_evaluate_commands
 
 # Seconds between two redraws of a progress bar whose stream is not a terminal (a job's log file).
@@ -60,6 +61,7 @@ def cmd_parse(a):
 def cmd_augment(a):
     from .augment import registry
 
+    registry.load_modules(a.module, origin="sentaug augment --module")
     if a.list:
         print(registry.describe())
         return
@@ -225,6 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
     au = sub.add_parser("augment", help="build an augmentation cache (parquet + stats JSON)")
     au.add_argument("name", nargs="?")
     au.add_argument("--list", action="store_true", help="print every augmentation with its parameters")
+    au.add_argument("--module", action="append", metavar="MODULE",
+                    help="import this module first: a plugin that registers augmentations (config augment.modules)")
     au.add_argument("--corpus")
     au.add_argument("--parse", help="cached spaCy parse of the corpus (built on the fly when omitted)")
     au.add_argument("--seed", type=int)
@@ -416,8 +420,9 @@ def main(argv: list[str] | None = None) -> int:
     space_progress_in_logs()
     try:
         args.func(args)
-    except (FileNotFoundError, ValueError) as e:
-        # Bad input is reported in one line that names the file or key; tracebacks are for bugs.
+    except (FileNotFoundError, ValueError, PluginError) as e:
+        # Bad input (a plugin that fails to import too) is reported in one line that names the file, key or
+        # module; tracebacks are for bugs.
         print(f"sentaug {args.command}: error: {e}", file=sys.stderr)
         return 2
     except OSError as e:

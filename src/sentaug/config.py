@@ -44,7 +44,9 @@ def validate(config: dict) -> None:
 
 
 def check_references(config: dict) -> None:
-    """Names that refer to other sections must exist (a typo should fail before any job runs)."""
+    """Names that refer to other sections must exist (a typo should fail before any job runs), and every declared
+    augmentation's operation must be registered (`check_augmentation_ops`)."""
+    check_augmentation_ops(config)
     for scale, s in config["scales"].items():
         for paper_bb, stand_in in s["backbones"].items():
             for name in (paper_bb, stand_in):
@@ -81,7 +83,26 @@ def _check_method_references(config: dict, name: str, m: dict) -> None:
         used.append(("negatives.augmentation", negatives["augmentation"]))
     for key, aug in used:
         if aug not in config["augmentations"]:
-            raise ConfigError(f"config key 'methods.{name}.{key}': unknown augmentation '{aug}'")
+            raise ConfigError(f"config key 'methods.{name}.{key}': unknown augmentation '{aug}'; declared "
+                              f"(config key augmentations): {', '.join(sorted(config['augmentations']))}")
+
+
+def augment_modules(config: dict) -> list[str]:
+    """The modules config key `augment.modules` names: plugins that register augmentations, imported by name."""
+    return list((config.get("augment") or {}).get("modules") or [])
+
+
+def check_augmentation_ops(config: dict) -> None:
+    """Every declared augmentation's `op` is registered: built in, by an installed plugin (an entry point) or by a
+    module of `augment.modules` (imported here; a plugin that fails to import raises its PluginError)."""
+    from .augment import registry
+
+    registry.load_modules(augment_modules(config))
+    known = registry.names()
+    for name, declared in config["augmentations"].items():
+        if declared["op"] not in known:
+            raise ConfigError(f"config key 'augmentations.{name}.op': unknown augmentation '{declared['op']}'; "
+                              f"registered: {', '.join(known)}")
 
 
 def augmentation_set(config: dict, name: str, scale: str | None = None) -> list[str]:
