@@ -2,6 +2,8 @@
 modules named in the config, the example plugin's own test cases, and the errors that name what went wrong. Each
 fake plugin is a module and a `*.dist-info` folder (what pip installs) in a temporary folder on sys.path."""
 import importlib
+import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -13,9 +15,11 @@ import pytest
 import sentaug.config as sc
 from sentaug.augment import registry
 from sentaug.augment.cache import build_cache
+from sentaug.augment.cases import check_cases
 from sentaug.snakemake_hooks import augmentation_module, plugin_module
 
 ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "negation"
 GROUP = "group sentaug.augmentations"
 
 SHOUT = '''
@@ -184,3 +188,31 @@ def test_an_augmentation_whose_op_no_module_registers_lists_the_registered_ones(
     assert str(raised.value) == ("config key 'augmentations.mine.op': unknown augmentation "
                                  "'no_plugin_registers_this'; registered: " + ", ".join(registry.names()))
     assert "punctuation_insertion" in registry.names()
+
+
+def test_the_example_plugin_passes_its_own_test_cases_and_a_wrong_case_is_reported(site, tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(EXAMPLE))
+    cases = EXAMPLE / "sentaug_negation" / "test.json"
+    assert check_cases(cases, modules=["sentaug_negation.negation"]) == []
+    wrong = json.loads(cases.read_text())
+    wrong["test_cases"][0]["outputs"] = [{"sentence": "The cat is never on the mat."}]
+    (tmp_path / "test.json").write_text(json.dumps(wrong))
+    assert check_cases(tmp_path / "test.json") == [
+        f"{tmp_path / 'test.json'} case 1 (negation, 'The cat is on the mat.'): expected "
+        "{'sentence': 'The cat is never on the mat.'}, got 'The cat is not on the mat.'"]
+
+
+def test_a_module_the_config_names_is_imported_by_the_command_line_and_its_workers(tmp_path):
+    """`sentaug augment NAME --module M` in a fresh process, with two spawned workers, as the augment rule runs a
+    config's module (`augment.modules`)."""
+    lines = ["The cat is on the mat.", "Is it raining today?", "The museum was not open.", "Visitors can't stay."]
+    out = tmp_path / "negation.parquet"
+    env = {**os.environ, "PYTHONPATH": f"{EXAMPLE}:{ROOT / 'src'}"}
+    proc = subprocess.run([sys.executable, "-m", "sentaug.cli", "augment", "negation", "--module",
+                           "sentaug_negation.negation", "--corpus", str(corpus(tmp_path, lines)), "--seed", "1",
+                           "--workers", "2", "--out", str(out)], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    cache = pd.read_parquet(out)
+    assert list(cache["augmented"]) == ["The cat is not on the mat.", "Is it raining today?",
+                                        "The museum was open.", "Visitors can stay."]
+    assert json.loads(out.with_suffix(".json").read_text())["n_changed"] == 3
