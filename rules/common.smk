@@ -167,6 +167,7 @@ def census_rows():
 # report.smk: report pages, one self-contained HTML page per table and figure.
 LEADERBOARD_SPEC = str(Path(config.get("papers_dir", "papers")) / "leaderboard.yaml")
 BOARDS = "|".join(re.escape(board) for board in W.leaderboards)   # the {board} wildcard: declared boards only
+COMPARISONS = "|".join(re.escape(name) for name in W.comparisons)   # the {name} wildcard of rule compare
 
 
 def _board_backbone(w):

@@ -2,6 +2,7 @@
 modules named in the config, the example plugin's own test cases, and the errors that name what went wrong. Each
 fake plugin is a module and a `*.dist-info` folder (what pip installs) in a temporary folder on sys.path."""
 import importlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -216,3 +217,13 @@ def test_a_module_the_config_names_is_imported_by_the_command_line_and_its_worke
     assert list(cache["augmented"]) == ["The cat is not on the mat.", "Is it raining today?",
                                         "The museum was open.", "Visitors can stay."]
     assert json.loads(out.with_suffix(".json").read_text())["n_changed"] == 3
+
+
+def test_the_workflow_refuses_the_example_before_any_job_when_its_plugin_is_missing():
+    if importlib.util.find_spec("sentaug_negation") is not None:
+        pytest.skip("the example plugin is installed here (docs/extending.md)")
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--configfile", str(EXAMPLE / "negation.yaml")],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "config key 'augmentations.negation.op': unknown augmentation 'negation'; registered: " in \
+        proc.stdout + proc.stderr

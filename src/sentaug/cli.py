@@ -148,6 +148,12 @@ def cmd_report_leaderboard(a):
     render_leaderboard(a.spec, a.board, a.inputs, a.out, a.figure, scale=a.scale)
 
 
+def cmd_report_compare(a):
+    from .report.compare import render_comparison
+
+    render_comparison(a.name, a.inputs, a.out, scale=a.scale)
+
+
 def cmd_report_leaderboard_progress(a):
     from . import config as sc
     from .report.leaderboard import board_progress
@@ -336,6 +342,14 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--out", required=True, help=".tex path; the .csv and .md are written beside it")
     lb.add_argument("--figure", required=True, help=".pdf path; the .png is written beside it")
     lb.set_defaults(func=cmd_report_leaderboard)
+    cp = rs.add_parser("compare", help="a comparison (config key comparisons): the configuration's methods beside "
+                                       "SimCSE and the papers' main methods, as the leaderboard computes its cells")
+    cp.add_argument("--name", required=True, help="the comparison's name (config key comparisons.<name>)")
+    cp.add_argument("--inputs", required=True, help='JSON {"spec": {...}, "rows": [...], "meta": {...}} '
+                                                    '(Workflow.comparisons, comparison_points, comparison_meta)')
+    cp.add_argument("--scale", required=True)
+    cp.add_argument("--out", required=True, help=".tex path; the .csv and .md are written beside it")
+    cp.set_defaults(func=cmd_report_compare)
     lp = rs.add_parser("leaderboard-progress", help="a board from whichever result files exist now (pending cells "
                                                     "say how many seeds are written), as Markdown on stdout")
     lp.add_argument("--board", default="leaderboard", help="leaderboard (the first backbone's) or "
