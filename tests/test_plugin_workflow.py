@@ -108,17 +108,18 @@ def test_the_plugins_cache_holds_negations_and_its_runs_trained_on_the_changed_l
                                                 "settings": {"op": "negation"}}
 
 
-def test_the_whole_example_resolves_with_the_five_papers_and_the_leaderboard_row(built):
+def test_the_whole_example_resolves_with_the_five_papers_the_leaderboard_row_and_the_census(built):
     results, site, _ = built
     run = snakemake(f"{results}/tables/compare/negation.md", f"{results}/tables/leaderboard-bert-base-uncased.md",
-                    f"{results}/tables/sda/table4.tex", "-n", "--configfile", str(CONFIG), "--config",
-                    f"results={results}", pythonpath=[site])
+                    f"{results}/tables/sda/table4.tex", f"{results}/tables/augmentations.tex", "-n",
+                    "--configfile", str(CONFIG), "--config", f"results={results}", pythonpath=[site])
     assert run.returncode == 0, run.stderr[-3000:]
     planned = run.stdout
     for method in ("cards", "vascl", "augcse", "clear_del_span_reorder", "sda_pi_retrieval"):
         assert f"train {method} on tiny-bert, seed 3 (shared)" in planned
     for suite in ("transfer", "clustering", "intent"):      # the plugin's method on every suite of the board
         assert f"evaluate {suite}: simcse_negation on tiny-bert, seed 3" in planned
+    assert "census cosine: negation, seed 1 (tiny-bert)" in planned     # censused like the built-in ones
 
 
 def test_editing_the_plugin_reruns_its_caches_and_runs_and_nothing_else(built):
