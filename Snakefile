@@ -30,6 +30,7 @@ rule all:
         all_tables(),
         W.all_figures(),
         W.leaderboard_outputs(),
+        W.comparison_outputs(),
         list(W.report_pages().values()),
     default_target: True
     message:

@@ -33,7 +33,7 @@ rule augment:
     params:
         code=_augmentation_code,
         op=lambda w: _augmentation(w)[0],
-        extra=lambda w: " ".join(f"--param {k}={json.dumps(v)}" for k, v in _augmentation(w)[1].items()),
+        extra=_augmentation_args,
         model=lambda w: W.spacy_model(w.corpus),
     threads: WORKERS
     message:

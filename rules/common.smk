@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sentaug.report.pages import page_caption, rst_escape
 from sentaug.snakemake_hooks import (augmentation_module, code_digest, drop_local_job_rate_limit,
-                                     export_job_environment)
+                                     export_job_environment, plugin_module)
 from sentaug.workflow import SUITES, Workflow, data_folders, parse_token_key, token_key
 
 SRC = Path(workflow.basedir) / "src"
@@ -91,8 +91,17 @@ def _augmentation(w):
 
 
 def _augmentation_code(w):
-    """The cache builder and the module of this augmentation's family (the registry imports it by name)."""
+    """The cache builder and the module of this augmentation's family or plugin (the registry imports it by name)."""
     return code("augment/cache.py", augmentation_module(_augmentation(w)[0]))
+
+
+def _augmentation_args(w):
+    """--param k=v per parameter of the declared augmentation; a plugin's op adds --module, the module the job
+    imports first (a module the config names is not among those a new process imports on its own)."""
+    op, params, _ = _augmentation(w)
+    plugin = plugin_module(op)
+    return " ".join([f"--param {k}={json.dumps(v)}" for k, v in params.items()]
+                    + ([f"--module {plugin}"] if plugin else []))
 
 
 # train.smk
@@ -158,6 +167,7 @@ def census_rows():
 # report.smk: report pages, one self-contained HTML page per table and figure.
 LEADERBOARD_SPEC = str(Path(config.get("papers_dir", "papers")) / "leaderboard.yaml")
 BOARDS = "|".join(re.escape(board) for board in W.leaderboards)   # the {board} wildcard: declared boards only
+COMPARISONS = "|".join(re.escape(name) for name in W.comparisons)   # the {name} wildcard of rule compare
 
 
 def _board_backbone(w):

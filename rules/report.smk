@@ -193,6 +193,33 @@ if W.leaderboards:
             "--inputs {params.inputs:q} --scale {params.scale} --out {output.tex} --figure {output.pdf} > {log} 2>&1"
 
 
+# Comparisons (config key comparisons, sentaug.report.compare): the configuration's methods beside SimCSE and the
+# papers' main methods, computed as the leaderboard's cells, on the leaderboard's runs.
+if W.comparisons:
+
+    rule compare:
+        input:
+            results=lambda w: W.board_targets(W.comparison_points(w.name)),
+        output:
+            tex=f"{R}/tables/compare/{{name}}.tex",
+            csv=f"{R}/tables/compare/{{name}}.csv",
+            md=f"{R}/tables/compare/{{name}}.md",
+        wildcard_constraints:
+            name=COMPARISONS,
+        params:
+            code=code("report/compare.py"),
+            inputs=lambda w: json.dumps({"spec": W.comparisons[w.name], "rows": W.comparison_points(w.name),
+                                         "meta": W.comparison_meta(w.name)}),
+            scale=SCALE,
+        log:
+            f"{R}/logs/report/compare/{{name}}.log",
+        conda:
+            "../envs/base.yaml"
+        shell:
+            "python -m sentaug.cli report compare --name {wildcards.name} --inputs {params.inputs:q} "
+            "--scale {params.scale} --out {output.tex} > {log} 2>&1"
+
+
 # Report pages: one self-contained HTML page per table and figure (the output, its caption, its numbers, its
 # provenance), marked for `snakemake --report results/report.html`, one category per paper (helpers in
 # common.smk).

@@ -116,6 +116,51 @@ def test_our_rules_run_what_they_import_and_not_the_other_stages():
     assert "resources/demo/MANIFEST.sha256" in files("data/download.py")
 
 
+# An augmentation plugin outside the package (docs/extending.md): its own package, importing sentaug's registry.
+PLUGIN = {
+    "myplug/__init__.py": '"""A plugin."""\n',
+    "myplug/aug.py": ('"""Greets."""\nfrom sentaug.augment.registry import register\n\nfrom .words import WORDS\n\n\n'
+                      '@register("greet", family="toy", needs_parse=False, description="greets")\n'
+                      'def greet(text, rng):\n    return WORDS[0] + text\n'),
+    "myplug/words.py": 'WORDS = ["hello "]\n',
+    "myplug/other.py": "UNUSED = 1\n",
+    "single.py": "from sentaug.augment import registry\n\nLIMIT = 2\n",
+}
+
+
+def plugin_copy(tmp: Path, edit=None) -> Path:
+    """A fresh copy of the plugin in its own folder (digests are cached per file), with `edit` = (file, function)."""
+    site = tmp / f"site{time.monotonic_ns()}"
+    for name, text in PLUGIN.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(edit[1](text) if edit and edit[0] == name else text)
+    return site
+
+
+def test_a_plugins_digest_covers_its_package_and_what_it_runs_of_sentaug_wherever_it_is_installed(tmp_path):
+    site = plugin_copy(tmp_path)
+    files = code_files(SRC, "augment/cache.py", str(site / "myplug/aug.py"))
+    ours = {str(Path(f).relative_to(site)) for f in files if Path(f).is_relative_to(site)}
+    assert ours == {"myplug/__init__.py", "myplug/aug.py", "myplug/words.py"}         # not other.py
+    assert {"augment/registry.py", "augment/cache.py"} <= set(names(SRC, [f for f in files
+                                                                           if not Path(f).is_relative_to(site)]))
+    single = code_files(SRC, str(site / "single.py"))                                 # a top-level module
+    assert [f for f in single if Path(f).is_relative_to(site)] == [str(site / "single.py")]
+    assert names(SRC, [f for f in single if not Path(f).is_relative_to(site)]) == [
+        "__init__.py", "augment/__init__.py", "augment/registry.py"]
+
+    def digest(edit=None) -> str:
+        return code_digest(SRC, "augment/cache.py", str(plugin_copy(tmp_path, edit) / "myplug/aug.py"))
+
+    before = digest()
+    assert before == digest()                    # installed elsewhere: the same digest
+    assert digest(("myplug/aug.py", lambda t: t.replace("Greets.", "Says hello.") + "# a comment\n")) == before
+    assert digest(("myplug/other.py", lambda t: "UNUSED = 2\n")) == before
+    changed = [digest(("myplug/words.py", lambda t: 'WORDS = ["hi "]\n')),
+               digest(("myplug/aug.py", lambda t: t.replace("WORDS[0] + text", "text + WORDS[0]")))]
+    assert before not in changed and changed[0] != changed[1]
+
+
 def test_a_job_reruns_when_the_code_it_runs_changes_and_only_then(tmp_path):
     """SDA Table 2 at demo scale (download, data statistics, table) in a working directory whose package is a
     copy: after cosmetic edits, an edit elsewhere and a touch of every file nothing is planned; after a change

@@ -298,7 +298,7 @@ def test_progress_view_shows_complete_cells_and_counts_the_pending_ones(cfg, tmp
 def test_a_scale_the_board_lists_no_seeds_for_has_no_board_and_says_so(cfg):
     """The board above lists demo, small and paper seeds; the config has the gpu check scale too."""
     assert "gpu" in cfg["scales"] and load_leaderboard(cfg)["seeds"]["paper"] == [42, 43, 44]
-    with pytest.raises(sc.ConfigError, match="has no seeds for scale 'gpu' .*add at least 3"):
+    with pytest.raises(sc.ConfigError, match="'Test board' has no seeds for scale 'gpu' .*add at least 3"):
         Workflow({**cfg, "scale": "gpu"}, results="R").leaderboard_points("roberta-base")
     bad = (Path(cfg["papers_dir"]) / "leaderboard.yaml")
     bad.write_text(LEADERBOARD.replace("paper: [42, 43, 44]", "papr: [42, 43, 44]"))

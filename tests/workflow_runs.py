@@ -14,15 +14,20 @@ ROOT = Path(__file__).resolve().parents[1]
 DEMO_TRAIN = {"max_steps": 6, "batch_size": 16, "learning_rate": 1e-4, "eval_steps": 3}
 
 
-def snakemake_env() -> dict:
+def snakemake_env(pythonpath=()) -> dict:
+    """The environment of a test's Snakemake run: no mirror, and `pythonpath` (e.g. a plugin installed into a
+    temporary folder) in front of PYTHONPATH, which its jobs inherit."""
     env = dict(os.environ)
     env.pop("SENTAUG_MIRROR", None)  # demo scale reads only bundled data
+    if pythonpath:
+        env["PYTHONPATH"] = os.pathsep.join([*map(str, pythonpath), *filter(None, [env.get("PYTHONPATH")])])
     return env
 
 
-def snakemake(*args, cwd=ROOT, timeout=None):
+def snakemake(*args, cwd=ROOT, timeout=None, pythonpath=()):
     cmd = [sys.executable, "-m", "snakemake", *args]
-    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=snakemake_env(), timeout=timeout)
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=snakemake_env(pythonpath),
+                          timeout=timeout)
 
 
 def demo_override(path: Path, results: Path, **extra) -> Path:

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 
+from .augment.registry import PluginError
 from .evaluate.cli import add_evaluate_commands
 
 # Seconds between two redraws of a progress bar whose stream is not a terminal (a job's log file).
@@ -60,6 +61,7 @@ def cmd_parse(a):
 def cmd_augment(a):
     from .augment import registry
 
+    registry.load_modules(a.module, origin="sentaug augment --module")
     if a.list:
         print(registry.describe())
         return
@@ -146,6 +148,12 @@ def cmd_report_leaderboard(a):
     render_leaderboard(a.spec, a.board, a.inputs, a.out, a.figure, scale=a.scale)
 
 
+def cmd_report_compare(a):
+    from .report.compare import render_comparison
+
+    render_comparison(a.name, a.inputs, a.out, scale=a.scale)
+
+
 def cmd_report_leaderboard_progress(a):
     from . import config as sc
     from .report.leaderboard import board_progress
@@ -225,6 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     au = sub.add_parser("augment", help="build an augmentation cache (parquet + stats JSON)")
     au.add_argument("name", nargs="?")
     au.add_argument("--list", action="store_true", help="print every augmentation with its parameters")
+    au.add_argument("--module", action="append", metavar="MODULE",
+                    help="import this module first: a plugin that registers augmentations (config augment.modules)")
     au.add_argument("--corpus")
     au.add_argument("--parse", help="cached spaCy parse of the corpus (built on the fly when omitted)")
     au.add_argument("--seed", type=int)
@@ -337,6 +347,14 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--out", required=True, help=".tex path; the .csv and .md are written beside it")
     lb.add_argument("--figure", required=True, help=".pdf path; the .png is written beside it")
     lb.set_defaults(func=cmd_report_leaderboard)
+    cp = rs.add_parser("compare", help="a comparison (config key comparisons): the configuration's methods beside "
+                                       "SimCSE and the papers' main methods, as the leaderboard computes its cells")
+    cp.add_argument("--name", required=True, help="the comparison's name (config key comparisons.<name>)")
+    cp.add_argument("--inputs", required=True, help='JSON {"spec": {...}, "rows": [...], "meta": {...}} '
+                                                    '(Workflow.comparisons, comparison_points, comparison_meta)')
+    cp.add_argument("--scale", required=True)
+    cp.add_argument("--out", required=True, help=".tex path; the .csv and .md are written beside it")
+    cp.set_defaults(func=cmd_report_compare)
     lp = rs.add_parser("leaderboard-progress", help="a board from whichever result files exist now (pending cells "
                                                     "say how many seeds are written), as Markdown on stdout")
     lp.add_argument("--board", default="leaderboard", help="leaderboard (the first backbone's) or "
@@ -421,8 +439,9 @@ def main(argv: list[str] | None = None) -> int:
     space_progress_in_logs()
     try:
         args.func(args)
-    except (FileNotFoundError, ValueError) as e:
-        # Bad input is reported in one line that names the file or key; tracebacks are for bugs.
+    except (FileNotFoundError, ValueError, PluginError) as e:
+        # Bad input (a plugin that fails to import too) is reported in one line that names the file, key or
+        # module; tracebacks are for bugs.
         print(f"sentaug {args.command}: error: {e}", file=sys.stderr)
         return 2
     except OSError as e:

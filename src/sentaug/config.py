@@ -44,7 +44,9 @@ def validate(config: dict) -> None:
 
 
 def check_references(config: dict) -> None:
-    """Names that refer to other sections must exist (a typo should fail before any job runs)."""
+    """Names that refer to other sections must exist (a typo should fail before any job runs), and every declared
+    augmentation's operation must be registered (`check_augmentation_ops`)."""
+    check_augmentation_ops(config)
     for scale, s in config["scales"].items():
         for paper_bb, stand_in in s["backbones"].items():
             for name in (paper_bb, stand_in):
@@ -63,6 +65,10 @@ def check_references(config: dict) -> None:
                 raise ConfigError(f"config key '{key}': unknown augmentation '{unknown[0]}'")
             if scale and scale not in config["scales"]:
                 raise ConfigError(f"config key '{key}': unknown scale '{scale}'")
+    for target in config.get("add_rows") or {}:
+        if target != "leaderboard" and target.partition("/")[0] not in config["papers"]:
+            raise ConfigError(f"config key 'add_rows.{target}': not 'leaderboard' or '<paper>/<table>' of a paper "
+                              f"of config key 'papers' ({', '.join(config['papers'])})")
     for name, b in config["backbones"].items():
         needed = {"hub": ["id"], "package": ["package"], "random": ["arch", "tokenizer", "size"]}[b["source"]]
         for key in needed:
@@ -81,7 +87,26 @@ def _check_method_references(config: dict, name: str, m: dict) -> None:
         used.append(("negatives.augmentation", negatives["augmentation"]))
     for key, aug in used:
         if aug not in config["augmentations"]:
-            raise ConfigError(f"config key 'methods.{name}.{key}': unknown augmentation '{aug}'")
+            raise ConfigError(f"config key 'methods.{name}.{key}': unknown augmentation '{aug}'; declared "
+                              f"(config key augmentations): {', '.join(sorted(config['augmentations']))}")
+
+
+def augment_modules(config: dict) -> list[str]:
+    """The modules config key `augment.modules` names: plugins that register augmentations, imported by name."""
+    return list((config.get("augment") or {}).get("modules") or [])
+
+
+def check_augmentation_ops(config: dict) -> None:
+    """Every declared augmentation's `op` is registered: built in, by an installed plugin (an entry point) or by a
+    module of `augment.modules` (imported here; a plugin that fails to import raises its PluginError)."""
+    from .augment import registry
+
+    registry.load_modules(augment_modules(config))
+    known = registry.names()
+    for name, declared in config["augmentations"].items():
+        if declared["op"] not in known:
+            raise ConfigError(f"config key 'augmentations.{name}.op': unknown augmentation '{declared['op']}'; "
+                              f"registered: {', '.join(known)}")
 
 
 def augmentation_set(config: dict, name: str, scale: str | None = None) -> list[str]:
@@ -246,11 +271,50 @@ def is_method(config: dict, name: str) -> bool:
     return split_variant(name)[0] in config["methods"]
 
 
+# A row that the configuration adds to a paper table or a leaderboard (config key `add_rows`: `<paper>/<table>` or
+# `leaderboard`, every board) is marked in its label and by `added: true`: none of its numbers is a paper's.
+ADDED_MARK = " †"
+ADDED_NOTE = "† a row added by the configuration (config key {key}), not from the paper."
+
+
+def added_rows(config: dict, target: str) -> list[dict]:
+    """The rows config key `add_rows.<target>` adds, each marked (label + ADDED_MARK, `added: true`)."""
+    return [{**row, "label": row["label"] + ADDED_MARK, "added": True}
+            for row in (config.get("add_rows") or {}).get(target) or []]
+
+
+def add_table_rows(table: dict, rows: list[dict], where: str) -> dict:
+    """A paper table's declaration with the added `rows` (from `added_rows`; `where`: their config key) after its
+    own, with no reported values. In a table of blocks a row names its block (`block: <title>`) and goes last in
+    it, taking the block's backbone."""
+    table = copy.deepcopy(table)
+    titles = [b["title"] for b in table.get("blocks", [])]
+    for row in rows:
+        row = {**row, "paper": [None] * len(table["columns"])}
+        block = row.pop("block", None)
+        if titles and block not in titles:
+            raise ConfigError(f"config key '{where}': row '{row['label']}' must name its block (block: one of "
+                              f"{', '.join(repr(t) for t in titles)})")
+        if not titles and block is not None:
+            raise ConfigError(f"config key '{where}': row '{row['label']}' names a block, but the table has none")
+        rows_of = table["blocks"][titles.index(block)]["rows"] if titles else table.setdefault("rows", [])
+        rows_of.append(row)
+    return table
+
+
 def load_paper(config: dict, name: str) -> dict:
+    """papers/<name>.yaml with the rows the configuration adds to its tables (`add_rows`), checked."""
     path = Path(config.get("papers_dir", "papers")) / f"{name}.yaml"
     if not path.exists():
         raise ConfigError(f"config key 'papers': no paper file {path}")
     paper = load_yaml(path)
+    for target in config.get("add_rows") or {}:
+        paper_name, _, tname = target.partition("/")
+        if paper_name == name:
+            if tname not in paper.get("tables", {}):
+                raise ConfigError(f"config key 'add_rows.{target}': {path} has no table '{tname}'")
+            paper["tables"][tname] = add_table_rows(paper["tables"][tname], added_rows(config, target),
+                                                    f"add_rows.{target}")
     for backbone, recipe in (paper.get("recipes") or {}).items():
         if backbone not in config["backbones"]:
             raise ConfigError(f"{path}: recipes: unknown backbone '{backbone}'")

@@ -49,7 +49,7 @@ def apply_one(aug: registry.Augmentation, params: dict, x, line: Line, seed: int
     anchored augmentation, (anchor, augmented)."""
     if line.flag:
         return (line.text, line.text) if aug.anchored else line.text
-    return aug.fn(x, line_rng(seed, i), **params)
+    return checked_output(aug, aug.fn(x, line_rng(seed, i), **params), line, i)
 
 
 def apply_chunk(aug: registry.Augmentation, params: dict, xs: Sequence, lines: Sequence[Line], seed: int,
@@ -59,14 +59,41 @@ def apply_chunk(aug: registry.Augmentation, params: dict, xs: Sequence, lines: S
         return [apply_one(aug, params, x, ln, seed, start + j) for j, (x, ln) in enumerate(zip(xs, lines))]
     out = [ln.text for ln in lines]
     keep = [j for j, ln in enumerate(lines) if not ln.flag]
-    for j, text in zip(keep, aug.fn([xs[j] for j in keep], random.Random(f"{seed}:chunk{start}"), **params)):
-        out[j] = text
+    texts = aug.fn([xs[j] for j in keep], random.Random(f"{seed}:chunk{start}"), **params)
+    if not isinstance(texts, list) or len(texts) != len(keep):
+        raise ValueError(f"augmentation {aug.name!r} ({aug.where}) returned {_shown(texts)} for the "
+                         f"{len(keep)} lines from corpus line {start + 1}: a batched augmentation returns a list "
+                         f"with one output per line")
+    for j, text in zip(keep, texts):
+        out[j] = checked_output(aug, text, lines[j], start + j)
     return out
 
 
+def checked_output(aug: registry.Augmentation, out, line: Line, i: int):
+    """`out`, what `aug` made of corpus line i, if the cache can store it: a str, or for an anchored augmentation
+    an (anchor, augmented) pair of str. Anything else is an error naming the augmentation and the line (a plugin's
+    None or list would otherwise surface as a parquet error, or as a training text that is not one)."""
+    if aug.anchored:
+        if isinstance(out, tuple) and len(out) == 2 and all(isinstance(s, str) for s in out):
+            return out
+        wanted = "an (anchor, augmented) pair of str, as an anchored augmentation does"
+    elif isinstance(out, str):
+        return out
+    else:
+        wanted = "a str"
+    raise ValueError(f"augmentation {aug.name!r} ({aug.where}) returned {_shown(out)} for corpus line {i + 1} "
+                     f"({line.text[:60]!r}); it must return {wanted}")
+
+
+def _shown(value) -> str:
+    return f"{type(value).__name__} {repr(value)[:60]}"
+
+
 def _augment_chunk(task) -> list[str]:
-    """Worker: parse (if needed) and augment one chunk of lines."""
-    name, params, seed, start, lines, model = task
+    """Worker: parse (if needed) and augment one chunk of lines. A spawned worker imports the module that
+    registers the augmentation itself: a plugin named by the user is not among the modules it imports on its own."""
+    name, module, params, seed, start, lines, model = task
+    registry.load_modules([module])
     aug = registry.get(name)
     xs = parse_texts([ln.parse_text for ln in lines], model) if aug.needs_parse else [ln.text for ln in lines]
     return apply_chunk(aug, params, xs, lines, seed, start)
@@ -209,9 +236,10 @@ def build_cache(name: str, corpus: str | os.PathLike, out: str | os.PathLike, se
         if aug.needs_parse:             # load here first: a missing pipeline fails before any work
             nlp = worker_nlp(spacy_model)
             parser = {"cached_parse": None, **{k: model_info(nlp)[k] for k in _PARSER_KEYS}}
-        tasks = [(name, params, seed, start, list(part), spacy_model) for start, part in chunks(lines)]
+        tasks = [(name, aug.fn.__module__, params, seed, start, list(part), spacy_model)
+                 for start, part in chunks(lines)]
         augmented = [s for res in map_chunks(_augment_chunk, tasks, workers, len(lines),
-                                             [len(t[4]) for t in tasks], f"augment {name}") for s in res]
+                                             [len(t[5]) for t in tasks], f"augment {name}") for s in res]
     originals = [ln.text for ln in lines]
     if len(augmented) != len(originals):     # e.g. a StopIteration escaping an augmentation into a generator
         raise RuntimeError(f"augmentation {name!r} returned {len(augmented)} lines for {len(originals)}")

@@ -24,17 +24,30 @@ lines with a ``rng`` private to the chunk, so outputs still do not depend on wor
 To add a family: write ``sentaug/augment/<family>.py`` with its ``@register`` calls and append its module
 name to `FAMILY_MODULES`. Family modules are imported lazily (on the first `get`/`names`/`describe`), and
 must not import heavy libraries at module level, so that ``sentaug augment --list`` stays fast.
+
+Augmentations from outside the package (docs/extending.md) register the same way, from a module that is
+imported either as an installed plugin, declaring an entry point in the group `ENTRY_POINT_GROUP` (imported
+with the families), or by name (`load_modules`: config key ``augment.modules``, ``sentaug augment --module``).
+A name is global: registering one twice is an error naming both registrations.
 """
 from __future__ import annotations
 
 import importlib
 import json
+import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 FAMILY_MODULES = ("sentaug.augment.sda", "sentaug.augment.sda_zh", "sentaug.augment.sda_official",
                   "sentaug.augment.cards", "sentaug.augment.clear",
                   "sentaug.augment.baselines", "sentaug.augment.explicit", "sentaug.augment.augcse")
+ENTRY_POINT_GROUP = "sentaug.augmentations"
+BUILT_IN = "sentaug"
+
+
+class PluginError(ImportError):
+    """A plugin module failed to import; the message names the module and where it was named."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,12 @@ class Augmentation:
     params: dict[str, Param] = field(default_factory=dict)
     batched: bool = False
     anchored: bool = False
+    origin: str = BUILT_IN       # where its module was named: sentaug, an entry point, a config key
+
+    @property
+    def where(self) -> str:
+        """The function and where its module was named, for messages."""
+        return f"{self.fn.__module__}.{self.fn.__qualname__} ({self.origin})"
 
     def resolve(self, given: dict | None) -> dict:
         """Defaults updated with `given`, checked: unknown keys, wrong types and bad choices raise ValueError."""
@@ -86,25 +105,63 @@ class Augmentation:
 
 _REGISTRY: dict[str, Augmentation] = {}
 _loaded = False
+_origin = [BUILT_IN]     # where the module being imported was named (a stack: a plugin may import another)
 
 
 def register(name: str, *, family: str, needs_parse: bool, description: str, batched: bool = False,
              anchored: bool = False, **params: Param):
-    """Decorator: register `fn` under `name` (names are global across families, so they must be unique)."""
+    """Decorator: register `fn` under `name` (names are global across families and plugins, so they must be
+    unique)."""
     def deco(fn):
+        aug = Augmentation(name, family, fn, needs_parse, description, dict(params), batched, anchored, _origin[-1])
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:
-            raise ValueError(f"augmentation {name!r} registered twice")
-        _REGISTRY[name] = Augmentation(name, family, fn, needs_parse, description, dict(params), batched, anchored)
+            raise ValueError(f"augmentation {name!r} is registered twice: by {_REGISTRY[name].where} and by "
+                             f"{aug.where}")
+        _REGISTRY[name] = aug
         return fn
     return deco
 
 
+def _import(module: str, origin: str) -> None:
+    """Import a module that registers augmentations; any failure is a PluginError naming it and its origin."""
+    _origin.append(origin)
+    try:
+        importlib.import_module(module)
+    except Exception as e:   # noqa: BLE001 - whatever the plugin raises, the message must say which plugin
+        raise PluginError(f"augmentation plugin {module!r} ({origin}) failed to import: {type(e).__name__}: {e}"
+                          f"{_raised_at(e)}") from e
+    finally:
+        _origin.pop()
+
+
+def _raised_at(error: Exception) -> str:
+    """` (file, line N)`: where in the plugin's own code `error` was raised; "" when that is in the import system
+    (a module that does not exist)."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename != __file__
+              and not f.filename.startswith("<") and "importlib" not in Path(f.filename).parts]
+    return f" ({frames[-1].filename}, line {frames[-1].lineno})" if frames else ""
+
+
 def _load() -> None:
+    """The built-in families, then every installed plugin (entry points of ENTRY_POINT_GROUP)."""
     global _loaded
     if not _loaded:
+        from importlib.metadata import entry_points     # here: `sentaug --help` need not read installed packages
+
+        _loaded = True     # once, also when a plugin fails: the error is raised here, with its name
         for mod in FAMILY_MODULES:
             importlib.import_module(mod)
-        _loaded = True
+        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
+            dist = f" of {ep.dist.name} {ep.dist.version}" if ep.dist is not None else ""
+            _import(ep.value.split(":")[0], f"entry point '{ep.name} = {ep.value}'{dist}, group {ENTRY_POINT_GROUP}")
+
+
+def load_modules(modules, origin: str = "config key augment.modules") -> None:
+    """Import modules named by the user (config key `augment.modules`, `sentaug augment --module`) after the
+    built-in families and installed plugins, so that a name registered twice is reported with both."""
+    _load()
+    for module in modules or ():
+        _import(module, origin)
 
 
 def names() -> list[str]:
@@ -128,7 +185,8 @@ def describe() -> str:
         lines.append(f"[{fam}]")
         for a in sorted((a for a in _REGISTRY.values() if a.family == fam), key=lambda a: a.name):
             lines.append(f"  {a.name}{'  (needs spaCy parse)' if a.needs_parse else ''}"
-                         f"{'  (rewrites the anchor too)' if a.anchored else ''}")
+                         f"{'  (rewrites the anchor too)' if a.anchored else ''}"
+                         f"{f'  (plugin: {a.where})' if a.origin != BUILT_IN else ''}")
             lines.append(f"      {a.description}")
             for k, p in a.params.items():
                 choices = f" {{{'|'.join(map(str, p.choices))}}}" if p.choices else ""

@@ -26,6 +26,7 @@ TRAIN_TIME = "train.train_seconds"
 TIME_COLUMN = "Training time (s/run: median, range)"
 MIN_SEEDS = 3
 BOARD = "leaderboard"
+ADDED_KEY = f"add_rows.{BOARD}"     # where the configuration adds rows to every board
 
 
 def boards(spec: dict) -> dict[str, str]:
@@ -40,9 +41,12 @@ def leaderboard_path(config: dict) -> Path:
 
 
 def load_leaderboard(config: dict) -> dict | None:
-    """papers/leaderboard.yaml checked against the config (None when there is no such file)."""
+    """papers/leaderboard.yaml with the rows the configuration adds to it (config key `add_rows.leaderboard`,
+    marked), checked against the config (None when there is no such file)."""
     path = leaderboard_path(config)
     if not path.exists():
+        if sc.added_rows(config, BOARD):
+            raise sc.ConfigError(f"config key 'add_rows.{BOARD}': there is no leaderboard ({path})")
         return None
     spec = sc.load_yaml(path)
     if "backbone" in spec:    # the one-board form of earlier versions
@@ -57,23 +61,16 @@ def load_leaderboard(config: dict) -> dict | None:
     for backbone in backbones:
         if backbone not in config["backbones"]:
             raise sc.ConfigError(f"{path}: backbones: unknown backbone '{backbone}'")
-    if not isinstance(spec["seeds"], dict) or not spec["seeds"]:
-        raise sc.ConfigError(f"{path}: seeds: a mapping of scale to seeds, got {spec['seeds']!r}")
-    for scale, seeds in spec["seeds"].items():   # a scale not listed has no board (board_seeds says so)
-        if scale not in config["scales"]:
-            raise sc.ConfigError(f"{path}: seeds.{scale}: unknown scale (choose from {', '.join(config['scales'])})")
-        if not isinstance(seeds, list) or len(set(seeds)) < MIN_SEEDS:
-            raise sc.ConfigError(f"{path}: seeds.{scale}: the leaderboard needs at least {MIN_SEEDS} distinct "
-                                 f"seeds per scale, got {seeds!r}")
+    check_seeds(config, spec["seeds"], f"{path}: seeds.{{scale}}")
     metrics = [c["metric"] for c in spec["columns"]]
     for metric in metrics:
         if "." not in metric:
             raise sc.ConfigError(f"{path}: columns: metric '{metric}' is not <result>.<key>")
+    check_rows(config, spec["rows"], path)
+    added = sc.added_rows(config, BOARD)
+    check_rows(config, added, f"config key '{ADDED_KEY}'")
+    spec["rows"] = spec["rows"] + added
     for row in spec["rows"]:
-        try:
-            sc.method_config(config, row["method"])
-        except sc.ConfigError as e:
-            raise sc.ConfigError(f"{path}: row '{row['label']}': {e}") from None
         for backbone, gains in (row.get("reported") or {}).items():
             if backbone not in backbones:
                 raise sc.ConfigError(f"{path}: row '{row['label']}': reported: '{backbone}' is not one of the "
@@ -92,6 +89,28 @@ def load_leaderboard(config: dict) -> dict | None:
     if spec["baseline"] not in [r["method"] for r in spec["rows"]]:
         raise sc.ConfigError(f"{path}: baseline: '{spec['baseline']}' is not the method of any row")
     return spec
+
+
+def check_seeds(config: dict, seeds: dict, where: str) -> None:
+    """A board's seeds: a mapping of scales to at least MIN_SEEDS distinct seeds each (`where`: the key, with
+    {scale} in it). A scale it does not list has no board there (`board_seeds` says so when one is asked for)."""
+    if not isinstance(seeds, dict) or not seeds:
+        raise sc.ConfigError(f"{where.format(scale='<scale>')}: seeds: a mapping of scale to seeds, got {seeds!r}")
+    for scale, given in seeds.items():
+        if scale not in config["scales"]:
+            raise sc.ConfigError(f"{where.format(scale=scale)}: unknown scale (choose from {', '.join(config['scales'])})")
+        if not isinstance(given, list) or len(set(given)) < MIN_SEEDS:
+            raise sc.ConfigError(f"{where.format(scale=scale)}: a board needs at least {MIN_SEEDS} distinct seeds per "
+                                 f"scale, got {given!r}")
+
+
+def check_rows(config: dict, rows: list[dict], where) -> None:
+    """A board's rows train declared methods (or variants of them); `where` (a file or config key) declares them."""
+    for row in rows:
+        try:
+            sc.method_config(config, row["method"])
+        except sc.ConfigError as e:
+            raise sc.ConfigError(f"{where}: row '{row['label']}': {e}") from None
 
 
 def _num(x: float) -> float | None:
@@ -175,12 +194,13 @@ def _signed(mean, half) -> str:
 def board_seeds(spec: dict, scale: str) -> list[int]:
     """The board's seeds at `scale`; an error naming the scale where the board lists none."""
     if scale not in spec["seeds"]:
-        raise sc.ConfigError(f"the leaderboard (papers/leaderboard.yaml) has no seeds for scale '{scale}' (it lists "
-                             f"{', '.join(spec['seeds'])}): add at least {MIN_SEEDS} to build its boards there")
+        raise sc.ConfigError(f"{spec.get('title', 'the leaderboard')!r} has no seeds for scale '{scale}' (it lists "
+                             f"{', '.join(spec['seeds'])}): add at least {MIN_SEEDS} to build it there")
     return spec["seeds"][scale]
 
 
-def caption(spec: dict, scale: str, meta: dict, backbone: str) -> str:
+def caption(spec: dict, scale: str, meta: dict, backbone: str, added_key: str | None = None) -> str:
+    """The board's caption; `added_key`: the config key of the rows the configuration added (marked), if any."""
     stand_in = meta.get("stand_ins", {}).get(backbone, backbone)
     seeds = board_seeds(spec, scale)
     pct = round(100 * spec.get("confidence", 0.95))
@@ -196,15 +216,22 @@ def caption(spec: dict, scale: str, meta: dict, backbone: str) -> str:
     if spec.get("references"):
         text += (" No training: the backbone before any training step, pooled as named; its Δ is its value minus "
                  f"each {spec['baseline']} seed.")
+    if added_key:
+        text += " " + sc.ADDED_NOTE.format(key=added_key)
     if scale != "paper":
         text += (f" Built at scale '{scale}', below paper scale: compare the signs of Δ with the papers' gains, "
                  f"not the numbers.")
     return text
 
 
+def added_key(rows: list[dict], key: str) -> str | None:
+    """`key` when some of a board's resolved rows were added by the configuration, else None."""
+    return key if any(r.get("added") for r in rows) else None
+
+
 def _tex(text: str) -> str:
     for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("±", r"$\pm$"),
-                 ("Δ", r"$\Delta$")):
+                 ("Δ", r"$\Delta$"), ("†", r"$^\dagger$")):
         text = text.replace(a, b)
     return text
 
@@ -240,8 +267,8 @@ def render_markdown(spec: dict, records: list[dict], text: str, backbone: str) -
     return "\n".join(lines) + "\n"
 
 
-def render_tex(records: list[dict], text: str, backbone: str) -> str:
-    """The board as a LaTeX table with its caption `text`."""
+def render_tex(records: list[dict], text: str, tex_label: str) -> str:
+    """The board as a LaTeX table with its caption `text` and LaTeX label `tex_label`."""
     columns, rows = _table_cells(records)
     lines = [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{l" + "r" * len(columns) + "}",
              r"\toprule", " & ".join(["Method"] + [_tex(c) for c in columns]) + r" \\", r"\midrule"]
@@ -250,7 +277,7 @@ def render_tex(records: list[dict], text: str, backbone: str) -> str:
         if any(second):
             lines.append(" & ".join([""] + [r"{\footnotesize " + _tex(c) + "}" if c else "" for c in second]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{_tex(text)}}}",
-              rf"\label{{tab:leaderboard-{backbone}}}", r"\end{table}"]
+              rf"\label{{{tex_label}}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 
@@ -313,28 +340,33 @@ def board_progress(workflow, board: str) -> str:
     done = sum(r["pending"] is None for r in records)
     text = (f"In progress: {done} of {len(records)} cells complete. A pending cell waits for the result files of "
             f"all its seeds (k/n written); Δ only between complete cells. "
-            + caption(spec, workflow.scale, workflow.leaderboard_meta(backbone), backbone))
+            + caption(spec, workflow.scale, workflow.leaderboard_meta(backbone), backbone,
+                      added_key(spec["rows"], ADDED_KEY)))
     return render_markdown(spec, records, text, backbone)
 
 
 def render_leaderboard(spec_file: str, board: str, inputs: str, out: str, figure: str, scale: str) -> None:
     """CLI entry: `inputs` is {"rows": Workflow.leaderboard_points(backbone), "meta": {...}} for the board named
     `board`; writes `out` (.tex) with a .csv and .md beside it, and `figure` (.pdf) with a .png."""
-    import pandas as pd
-
     spec = sc.load_yaml(spec_file)
     backbone = boards(spec)[board]
     given = json.loads(inputs)
-    meta = given.get("meta", {})
     records = leaderboard_records(spec, given["rows"], scale, backbone)
-    text = caption(spec, scale, meta, backbone)
+    text = caption(spec, scale, given.get("meta", {}), backbone, added_key(given["rows"], ADDED_KEY))
+    draw(records, spec, text, Path(figure))
+    write_board(spec, records, text, backbone, Path(out), f"tab:leaderboard-{backbone}")
+
+
+def write_board(spec: dict, records: list[dict], text: str, backbone: str, out: Path, tex_label: str) -> None:
+    """A board's records as `out` (.tex, LaTeX label `tex_label`) with a .csv and .md beside it, each atomically; the
+    .tex last, as the rule's first output. Prints the Markdown."""
+    import pandas as pd
+
     markdown = render_markdown(spec, records, text, backbone)
-    out = Path(out)
     with atomic_path(out.with_suffix(".csv")) as tmp:
         pd.DataFrame(records).to_csv(tmp, index=False)
     with atomic_path(out.with_suffix(".md")) as tmp:
         tmp.write_text(markdown, encoding="utf-8")
-    draw(records, spec, text, Path(figure))
     with atomic_path(out) as tmp:
-        tmp.write_text(render_tex(records, text, backbone), encoding="utf-8")
+        tmp.write_text(render_tex(records, text, tex_label), encoding="utf-8")
     print(markdown)

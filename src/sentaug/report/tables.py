@@ -13,7 +13,7 @@ import math
 import statistics
 from pathlib import Path
 
-from ..config import iter_rows, load_yaml
+from ..config import ADDED_NOTE, add_table_rows, iter_rows, load_yaml
 from ..io import atomic_path, read_json
 from .kinds import table_kind
 
@@ -57,7 +57,7 @@ def table_rows(paper: dict, table_name: str, inputs: dict) -> list[dict]:
             values = [float(c[column]) for c in cells if c[column] is not None]
             record = {"block": row.get("block", ""), "row": row["label"], "column": column,
                       "reproduced": None, "sd": None, "n": len(values), "paper": reported,
-                      "paper_sd": reported_sd, "diff": None}
+                      "paper_sd": reported_sd, "diff": None, "added": bool(row.get("added"))}
             if values:
                 mean, sd = summarise(values)
                 record.update(reproduced=rnd(mean), sd=rnd(sd),
@@ -73,7 +73,8 @@ def unbuilt_columns(records: list[dict]) -> list[str]:
 
 
 def _tex(text: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#")):
+    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"),
+                 ("†", r"$^\dagger$")):
         text = text.replace(a, b)
     return text
 
@@ -105,6 +106,8 @@ def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, me
     caption += ("Reproduced: mean $\\pm$ sd over seeds; paper: as reported; $\\Delta$ = reproduced $-$ paper. ")
     if scale != "paper":
         caption += scale_note(f"\\texttt{{{scale}}}", meta, _tex) + " "
+    if any(r.get("added") for r in records):
+        caption += _tex(ADDED_NOTE.format(key="add_rows")) + " "
     unbuilt = unbuilt_columns(records)
     if unbuilt:
         caption += (f"Not built at scale \\texttt{{{scale}}} (--): {', '.join(_tex(c) for c in unbuilt)}"
@@ -127,6 +130,8 @@ def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, me
         n = max(c["n"] for c in cells)
         lines.append(" & ".join([f"{_tex(label)} (n={n})"] + [_fmt(c["reproduced"], c["sd"], spec) for c in cells])
                      + r" \\")
+        if cells[0].get("added"):      # the configuration's row: the paper reports nothing to compare with
+            continue
         lines.append(" & ".join([r"\quad paper"] + [_fmt(c["paper"], c.get("paper_sd"), spec) for c in cells]) + r" \\")
         lines.append(" & ".join([r"\quad $\Delta$"] + [_fmt(c["diff"], None, spec) for c in cells]) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption.strip()}}}",
@@ -167,6 +172,9 @@ def render_table(paper_file: str, table: str, inputs: str, out: str, scale: str)
         raise ValueError(f"{paper_file}: no table '{table}'")
     spec = json.loads(inputs)
     meta = spec.get("meta", {})
+    if meta.get("added_rows"):      # rows the configuration adds (config key add_rows), as load_paper adds them
+        paper["tables"][table] = add_table_rows(paper["tables"][table], meta["added_rows"],
+                                                f"add_rows.{Path(paper_file).stem}/{table}")
     if meta.get("skipped"):
         records = [{"block": "", "row": "", "column": "", "reproduced": None, "sd": None, "n": 0, "paper": None,
                     "diff": None, "skipped": "; ".join(meta["skipped"])}]

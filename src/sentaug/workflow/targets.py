@@ -81,6 +81,9 @@ class Workflow(Paths):
         unbuilt_reason = self.glue_unbuilt_reason() if spec["kind"].startswith("glue") else None
         if unbuilt_reason:
             meta["unbuilt_reason"] = unbuilt_reason
+        added = sc.added_rows(self.config, f"{paper}/{table}")
+        if added:       # the renderer reads the paper's file: it adds these rows as load_paper did here
+            meta["added_rows"] = added
         return meta
 
     def rows_corpus(self, paper: str, spec: dict) -> str:
@@ -170,14 +173,18 @@ class Workflow(Paths):
         return boards(self.leaderboard) if self.leaderboard is not None else {}
 
     def leaderboard_points(self, backbone: str) -> list[dict]:
-        """The board on `backbone`. Per row: per column and seed the result file (and the target that makes it),
-        and each run's train_summary.json (training time). Runs live under the leaderboard's paper component
-        (shared below paper scale, so seeds the tables also train are trained once). Then the reference rows: the
-        backbone untrained, one result file per column and no seeds or runs."""
+        """The board on `backbone` (`board_points`)."""
+        return self.board_points(self.leaderboard, backbone)
+
+    def board_points(self, spec: dict, backbone: str) -> list[dict]:
+        """The rows of a board (`spec`: the leaderboard's, or a comparison's) on `backbone`. Per row: per column
+        and seed the result file (and the target that makes it), and each run's train_summary.json (training
+        time). Runs live under the leaderboard's paper component (shared below paper scale, so seeds the tables
+        also train are trained once). Then the reference rows: the backbone untrained, one result file per column
+        and no seeds or runs."""
         from ..report.leaderboard import board_seeds
         from ..report.sources import metric_file, pretrained_metric_file
 
-        spec = self.leaderboard
         bb = self.stand_in(backbone)
         seeds = board_seeds(spec, self.scale)
         rows = []
@@ -188,7 +195,8 @@ class Workflow(Paths):
                 cells[column["metric"]] = {"files": [f for f, _ in pairs], "targets": [t for _, t in pairs]}
             runs = [self.run_dir(LEADERBOARD, bb, row["method"], s) for s in seeds]
             rows.append({"label": row["label"], "method": row["method"], "seeds": seeds, "cells": cells,
-                         "train": [f"{r}/train_summary.json" for r in runs], "runs": runs})
+                         "train": [f"{r}/train_summary.json" for r in runs], "runs": runs,
+                         **({"added": True} if row.get("added") else {})})
         for ref in spec.get("references", []):
             cells = {}
             for column in spec["columns"]:
@@ -207,9 +215,36 @@ class Workflow(Paths):
         return meta
 
     def leaderboard_targets(self, backbone: str) -> list[str]:
-        rows = self.leaderboard_points(backbone)
+        return self.board_targets(self.leaderboard_points(backbone))
+
+    @staticmethod
+    def board_targets(rows: list[dict]) -> list[str]:
+        """What Snakemake must build before a board: its rows' result files and runs."""
         return sorted({t for r in rows for c in r["cells"].values() for t in c["targets"]} | {t for r in rows
                                                                                             for t in r["runs"]})
+
+    # -- comparisons (config key `comparisons`: the user's methods beside SimCSE and the papers' main methods) --
+    @cached_property
+    def comparisons(self) -> dict[str, dict]:
+        """Comparison name -> its board spec (`sentaug.report.compare.comparison_spec`)."""
+        from ..report.compare import comparison_spec
+
+        return {name: comparison_spec(self.config, self.leaderboard, name) for name in self.config.get("comparisons")
+                or {}}
+
+    def comparison_points(self, name: str) -> list[dict]:
+        spec = self.comparisons[name]
+        return self.board_points(spec, spec["backbones"][0])
+
+    def comparison_meta(self, name: str) -> dict:
+        """As a board's meta: its backbone's stand-in and its own seeds."""
+        spec = self.comparisons[name]
+        from ..report.leaderboard import board_seeds
+
+        return {**self.scale_meta(spec["backbones"]), "seeds": len(board_seeds(spec, self.scale))}
+
+    def comparison_outputs(self) -> list[str]:
+        return [f"{self.R}/tables/compare/{name}.{ext}" for name in self.comparisons for ext in ("tex", "csv", "md")]
 
     # -- report pages (the entries of `snakemake --report`) ---------------------------------------------------
     def report_pages(self, census: bool = False) -> dict[str, str]:

@@ -1,0 +1,1 @@
+"""An example sentaug augmentation plugin: negation as a hard negative (docs/extending.md)."""
