@@ -13,6 +13,7 @@ import os
 import sys
 
 from .evaluate.cli import add_evaluate_commands
+from .workflow.bill import add_cost_command
 
 # Seconds between two redraws of a progress bar whose stream is not a terminal (a job's log file).
 LOG_PROGRESS_INTERVAL_S = 30
@@ -262,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     tk.set_defaults(func=cmd_tokenize)
 
     add_evaluate_commands(sub)
+    add_cost_command(sub)
 
     nt = sub.add_parser("nli-triplets", help="NLI (premise, entailment, contradiction) triplets for the nli "
                                              "training source, in nli_for_simcse.csv's layout")
