@@ -75,6 +75,9 @@ def cmd_augment(a):
 def cmd_train(a):
     from pathlib import Path
 
+    from .train.gpu_share import pin_from_environment
+
+    pin_from_environment()      # runs sharing GPUs: this run's GPU, chosen before torch starts CUDA
     from .train.trainer import train
 
     spec = json.loads(Path(a.spec).read_text(encoding="utf-8") if a.spec.endswith(".json") else a.spec)
