@@ -289,6 +289,9 @@ def add_cost_command(sub) -> None:
                                     f"scales.<scale>.step_times, else {DEFAULT_DEVICE})")
     c.add_argument("--config", nargs="*", metavar="KEY=VALUE", help="config overrides, as snakemake --config")
     c.add_argument("--configfile", nargs="*", default=[], help="config files, as snakemake --configfile")
+    c.add_argument("--snakemake-args", default="", metavar="FLAGS",
+                   help="Snakemake command-line flags (make report passes SNAKEFLAGS): their --config and "
+                        "--configfile apply, the others are ignored")
     c.add_argument("--speedup", type=float, default=1.0,
                    help="what-if: every training and GLUE step this many times faster than measured")
     c.add_argument("--sharing-gain", type=float,
@@ -302,9 +305,13 @@ def add_cost_command(sub) -> None:
 
 
 def cmd_cost(a) -> None:
-    from snakemake.cli import parse_config
+    import shlex
 
-    bill = compute_bill(a.targets, a.scale, a.device, parse_config(a.config or []), a.configfile, a.speedup,
+    from snakemake.cli import get_argument_parser, parse_config
+
+    snakemake = get_argument_parser().parse_args(shlex.split(a.snakemake_args))
+    config = {**parse_config(snakemake.config or []), **parse_config(a.config or [])}
+    bill = compute_bill(a.targets, a.scale, a.device, config, [*snakemake.configfile, *a.configfile], a.speedup,
                         a.sharing_gain)
     print(format_bill(bill, runs=a.runs))
     if a.front_page:

@@ -235,6 +235,14 @@ class Paths:
         projection = project_run(self, self.run_spec(paper, backbone, method, seed), self._step_times, self.config)
         return train_runtime_minutes(projection, k, self._step_times.sharing(k))
 
+    def report_front_page_file(self) -> str:
+        """The report's front page with the bill (`sentaug cost all --front-page`, run by `make report`)."""
+        return f"{self.R}/report/front.{self.scale}.rst"
+
+    def report_front_page(self, static: str) -> str:
+        """The text of the report's front page: the one with this scale's bill when written, else `static`."""
+        return self.report_front_page_file() if Path(self.report_front_page_file()).is_file() else static
+
     def workers(self) -> int:
         """Worker processes of a parse, augmentation or index job: the scale's `workers`, else the top level's."""
         return self.S.get("workers", self.config.get("workers", 1))
