@@ -74,6 +74,7 @@ def test_step_times_are_interpolated_in_tokens_and_held_or_scaled_outside(times)
     ("clear_double_mlm", "roberta-base", 3.0, False),           # two MLM copies: 1 + 2 x (2.0 - 1)
     ("sda_pi", "bert-base-uncased", 1.0, False),                # counted as SimCSE, and said so
     ("simcse", "bert-base-uncased", 1.0, True),
+    ("simcse~train.lowercase=true", "bert-base-uncased", 1.0, True),   # a SimCSE variant: SimCSE's step
 ])
 def test_method_overheads_compose_from_the_measured_features(times, paper, method, backbone, expected, measured):
     spec = paper.train_spec(None, backbone, method, 42)
@@ -238,3 +239,32 @@ def test_built_runs_are_billed_apart_beside_what_they_took(demo_tables, test_dev
     page = front_page_rst(bill)
     assert page.startswith((ROOT / "report/workflow.rst").read_text().rstrip())
     assert f"Built: 16 runs" in page and f"actually {sum(took) / 3600:.3f} h" in page
+
+
+def test_the_reports_front_page_carries_the_bill_once_written(tmp_path, test_device, capsys):
+    """`make report`: `sentaug cost all --front-page --snakemake-args "$(SNAKEFLAGS)"` writes the page (with
+    SNAKEFLAGS' config; its other flags ignored) that the Snakefile's `report:` then shows (from fake pages:
+    the report only needs the marked files)."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    from sentaug.cli import main
+
+    results = tmp_path / "R"
+    assert main(["cost", "all", "--device", test_device, "--front-page",
+                 "--snakemake-args", f"--config results={results} -p --cores 3"]) == 0
+    assert f"front page: {results}/report/front.demo.rst" in capsys.readouterr().out
+    cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
+    for fake in Workflow(cfg, results=str(results)).report_pages().values():
+        Path(fake).parent.mkdir(parents=True, exist_ok=True)
+        Path(fake).write_text("<html><body>fake page</body></html>")
+    report = tmp_path / "report.html"
+    run = subprocess.run([sys.executable, "-m", "snakemake", "--nolock", "--config", f"results={results}",
+                          "--report", str(report)], cwd=ROOT, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+    assert run.returncode == 0, run.stderr[-3000:]
+    runs = re.search(r"Still to build: (\d+) of (\d+) training runs", (results / "report/front.demo.rst").read_text())
+    assert runs.group(1) == runs.group(2) and int(runs.group(1)) > 100
+    assert runs.group(0) in report.read_text()
