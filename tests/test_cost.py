@@ -268,3 +268,35 @@ def test_the_reports_front_page_carries_the_bill_once_written(tmp_path, test_dev
     runs = re.search(r"Still to build: (\d+) of (\d+) training runs", (results / "report/front.demo.rst").read_text())
     assert runs.group(1) == runs.group(2) and int(runs.group(1)) > 100
     assert runs.group(0) in report.read_text()
+
+
+@pytest.mark.mirror
+def test_the_measured_work_sizes_are_the_datas(mirror):
+    """workload.yaml's `measured` counts, recounted from the files (the bundled demo data and the mirror)."""
+    from sentaug.data import triplets
+    from sentaug.data.clustering import load_clustering
+    from sentaug.data.corpus import read_corpus
+    from sentaug.data.intent import load_intent
+    from sentaug.data.transfer import load_transfer
+    from sentaug.evaluate import sts, transfer
+    from sentaug.evaluate.glue import read_glue
+
+    w = cost.workload()
+    lines = lambda path: sum(1 for line in read_corpus(path) if line.flag != "empty")
+    demo = ROOT / "src/sentaug/resources/demo/wiki/demo_corpus.txt"
+    counted = {("examples", "demo_corpus"): lines(demo),
+               ("examples", "wiki1m_head"): lines(mirror / "wiki/wiki1m_head.txt"),
+               ("examples", "snli"): len(triplets.build_triplets(mirror, "snli")),
+               ("examples", "anli_devtest"): len(triplets.build_triplets(mirror, "anli_devtest")),
+               ("suite_sentences", "sts"): len(sts._all_sentences(sts.load_suite(mirror))),
+               ("suite_sentences", "transfer"): len(transfer.all_sentences(load_transfer(mirror))),
+               ("suite_sentences", "clustering"): len({t for d in load_clustering(mirror).values() for t in d.texts}),
+               ("suite_sentences", "intent"): len({t for d in load_intent(mirror).values()
+                                                   for t in (*d.pool.texts, *d.test.texts)}),
+               ("suite_sentences", "cola"): sum(len(read_glue(mirror, "CoLA", s).labels) for s in ("train", "dev"))}
+    counted.update({("glue_train", t): len(read_glue(mirror, t, "train").labels)
+                    for t in ("CoLA", "SST-2", "MRPC", "RTE", "STS-B")})
+    assert {k: w[k[0]][k[1]]["n"] for k in counted} == counted
+    measured = {(table, key) for table in ("examples", "glue_train", "suite_sentences")
+                for key, entry in w[table].items() if entry["basis"] == "measured"}
+    assert measured == set(counted)
