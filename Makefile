@@ -46,6 +46,8 @@ dry-run-paper: | $(PYTHON)
 benchmark-workflow: | $(PYTHON)
 	$(PYTHON) benchmarks/workflow_budget.py
 
-# Snakemake's report of what was built (every table and figure, one category per paper): opens offline.
+# Snakemake's report of what was built (every table and figure, one category per paper): opens offline. Its
+# front page shows the bill of `all` beside what the built runs took (sentaug cost, with SNAKEFLAGS' config).
 report: | $(PYTHON)
+	$(PYTHON) -m sentaug.cli cost all --front-page --snakemake-args "$(SNAKEFLAGS)" > /dev/null
 	$(SNAKEMAKE) --report results/report.html $(SNAKEFLAGS)

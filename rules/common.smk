@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sentaug.report.pages import page_caption, rst_escape
 from sentaug.snakemake_hooks import (augmentation_module, code_digest, drop_local_job_rate_limit,
-                                     export_job_environment, plugin_module)
+                                     export_job_environment, plugin_module, share_gpus)
 from sentaug.workflow import SUITES, Workflow, data_folders, parse_token_key, token_key
 
 SRC = Path(workflow.basedir) / "src"
@@ -24,7 +24,9 @@ CORPUS = W.corpus
 SEEDS = W.seeds
 PAPERS = W.papers
 TRAIN_RESOURCES = W.train_resources()
+TRAIN_JOB_RESOURCES = W.train_job_resources()   # but the runtime: train_runtime below
 TRAIN_LAUNCHER = W.train_launcher()
+TRAIN_GROUP = share_gpus(workflow, W.runs_per_gpu())   # runs_per_gpu > 1: runs share GPUs (see there)
 EVAL_THREADS = W.eval_threads()
 WORKERS = W.workers()
 
@@ -105,6 +107,12 @@ def _augmentation_args(w):
 
 
 # train.smk
+def train_runtime(w):
+    """Minutes a training job asks for: its run's projection on the scale's GPU with a margin, unless the
+    scale sets a runtime (sentaug.workflow.Paths.train_runtime)."""
+    return W.train_runtime(w.paper, w.backbone, w.method, w.seed)
+
+
 def _positives(w):
     spec = run_spec(w)
     return [cache_file(aug, seed, spec["corpus"]) for aug, seed in sc.method_caches(spec)]

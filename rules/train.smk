@@ -108,10 +108,10 @@ rule train:
         launcher=TRAIN_LAUNCHER[0],
         process_threads=TRAIN_LAUNCHER[1],
     threads: TRAIN_RESOURCES["threads"]
+    group: TRAIN_GROUP
     resources:
-        gpu=TRAIN_RESOURCES["gpu"],
-        runtime=TRAIN_RESOURCES["runtime"],
-        mem_mb=TRAIN_RESOURCES["mem_mb"],
+        **TRAIN_JOB_RESOURCES,
+        runtime=train_runtime,
     message:
         "train {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed} ({wildcards.paper})"
     log:

@@ -1,9 +1,11 @@
 """The workflow on a real SLURM cluster: one node with slurmdbd and two dummy GPUs (scripts/slurm_local.sh up;
 CI brings it up, and these tests are skipped where no cluster answers).
 
-* SDA Table 4 through `--profile profiles/slurm`: every job is an sbatch job (counted in sacct, with the
-  account the profile names), the evaluations go in groups, the training jobs carry their GPU request
-  (read back from `scontrol show job`), and the table equals the local build cell for cell.
+* SDA Table 4 through `--profile profiles/slurm`, built once for the tests below, with two training runs
+  per GPU (`runs_per_gpu: 2`): every job is an sbatch job (counted in sacct, with the account the profile
+  names), the evaluations go in groups, the training runs in pairs, each pair one SLURM job with one GPU
+  (read back from `scontrol show job` and sacct) in which both runs train at once, and the table equals the
+  local build (one run per GPU) cell for cell.
 * Without an account (`slurm-no-account`): a run that asks for two GPUs trains under torchrun with two
   processes (gloo on the CPU) and ends with the single-process weights.
 * A training job requeued with `scontrol requeue` resumes from its last checkpoint and ends bit-identical to
@@ -68,28 +70,41 @@ def scontrol_job(job_id: str) -> dict:
     return dict(kv.split("=", 1) for kv in out.split() if "=" in kv)
 
 
-def test_table4_through_sbatch_equals_the_local_build(demo_tables, tmp_path):
-    local_results = demo_tables[0]
-    results = tmp_path / "results"
-    # Training asks for a GPU here (a config override): the GRES request must reach SLURM and be scheduled.
-    override = demo_override(tmp_path / "override.yaml", results, train_resources={"gpu": 1})
-    profile = slurm_profile(tmp_path, account="ci")
+RUNS_PER_GPU = 2
+
+
+@pytest.fixture(scope="module")
+def sbatch_table4(tmp_path_factory):
+    """SDA Table 4 built through sbatch with the account `ci`, training asking for a GPU (a config override:
+    the GRES request must reach SLURM and be scheduled) and RUNS_PER_GPU runs sharing each: (results,
+    planned jobs per rule, the run's sacct rows, scontrol's view of each job)."""
+    tmp = tmp_path_factory.mktemp("sbatch_table4")
+    results = tmp / "results"
+    override = demo_override(tmp / "override.yaml", results, train_resources={"gpu": 1}, runs_per_gpu=RUNS_PER_GPU)
+    profile = slurm_profile(tmp, account="ci")
     target = demo_table_targets(results)[0]
     planned = job_counts(snakemake(target, "-n", "--configfile", "config.yaml", str(override)).stdout)
-    groups = yaml.safe_load(PROFILE.read_text())
-    grouped = sum(n for rule, n in planned.items() if rule in groups["groups"])
-    expected_jobs = sum(planned.values()) - grouped + math.ceil(grouped / groups["group-components"]["evaluate"])
-
     run = snakemake(target, "--profile", str(profile), "--configfile", "config.yaml", str(override))
     assert run.returncode == 0, run.stderr[-4000:]
     jobs = sacct_jobs(run_uuid(run.stdout + run.stderr))
-    assert len(jobs) == expected_jobs == len(re.findall(r"submitted with SLURM jobid", run.stdout + run.stderr))
-    assert {j["State"] for j in jobs} == {"COMPLETED"} and {j["Account"] for j in jobs} == {"ci"}
     details = {j["JobID"]: scontrol_job(j["JobID"]) for j in jobs}
-    train = [j for j in jobs if details[j["JobID"]]["Comment"].startswith("rule_train_")]
-    assert len(train) == planned["train"]
-    for j in train:
-        assert details[j["JobID"]]["TresPerJob"] == "gres:gpu:1" and j["Partition"] == "gpu"
+    return results, planned, jobs, details, run.stdout + run.stderr
+
+
+def test_table4_through_sbatch_equals_the_local_build(demo_tables, sbatch_table4):
+    local_results = demo_tables[0]
+    results, planned, jobs, details, output = sbatch_table4
+    groups = yaml.safe_load(PROFILE.read_text())
+    grouped = sum(n for rule, n in planned.items() if rule in groups["groups"])
+    expected_jobs = (sum(planned.values()) - grouped - planned["train"]
+                     + math.ceil(grouped / groups["group-components"]["evaluate"])
+                     + math.ceil(planned["train"] / RUNS_PER_GPU))
+    assert len(jobs) == expected_jobs == len(re.findall(r"submitted with SLURM jobid", output))
+    assert {j["State"] for j in jobs} == {"COMPLETED"} and {j["Account"] for j in jobs} == {"ci"}
+    train = [j for j in jobs if details[j["JobID"]]["Comment"].startswith("rule_train")]
+    assert len(train) == planned["train"] / RUNS_PER_GPU
+    for j in train:        # one GPU for each pair of runs: a string GRES, not a number that the group adds up
+        assert details[j["JobID"]]["TresPerNode"] == "gres:gpu:1" and j["Partition"] == "gpu"
         assert "gres/gpu=1" in j["AllocTRES"]        # scheduled with the GPU
     assert all("gres/gpu" not in j["AllocTRES"] and j["Partition"] == "cpu" for j in jobs if j not in train)
 
@@ -102,6 +117,24 @@ def test_table4_through_sbatch_equals_the_local_build(demo_tables, tmp_path):
         for varies in ("model", "data", "seconds"):   # paths and timing
             mine.pop(varies), theirs.pop(varies)
         assert mine == theirs, path
+
+
+def test_the_runs_of_a_pair_train_at_once_in_their_slurm_job(sbatch_table4):
+    """Each training run's log says which SLURM job it ran in and when it started (sentaug.train.gpu_share);
+    it ended when it wrote its summary. The RUNS_PER_GPU runs of each SLURM job overlap in time."""
+    results, planned, jobs, details, _ = sbatch_table4
+    gpu_jobs = {j["JobID"] for j in jobs if "gres/gpu=1" in j["AllocTRES"]}
+    by_job = {}
+    for log in (results / "logs/train").rglob("*.log"):
+        job, start = re.search(r"\[gpu-share\] up to 2 runs share GPU \S+ of SLURM job (\d+); started at (\S+)",
+                               log.read_text()).groups()
+        run = results / "runs" / log.relative_to(results / "logs/train").with_suffix("")
+        end = (run / "train_summary.json").stat().st_mtime
+        by_job.setdefault(job, []).append((float(start), end))
+    assert len(by_job) == planned["train"] / RUNS_PER_GPU and set(by_job) == gpu_jobs
+    for job, spans in by_job.items():
+        assert len(spans) == RUNS_PER_GPU
+        assert max(start for start, _ in spans) < min(end for _, end in spans), (job, spans)
 
 
 def test_two_gpus_train_under_torchrun_like_one_process_without_an_account(tmp_path):

@@ -14,6 +14,7 @@ import sys
 
 from .augment.registry import PluginError
 from .evaluate.cli import add_evaluate_commands
+from .workflow.bill import add_cost_command
 
 # Seconds between two redraws of a progress bar whose stream is not a terminal (a job's log file).
 LOG_PROGRESS_INTERVAL_S = 30
@@ -76,6 +77,9 @@ def cmd_augment(a):
 def cmd_train(a):
     from pathlib import Path
 
+    from .train.gpu_share import pin_from_environment
+
+    pin_from_environment()      # runs sharing GPUs: this run's GPU, chosen before torch starts CUDA
     from .train.trainer import train
 
     spec = json.loads(Path(a.spec).read_text(encoding="utf-8") if a.spec.endswith(".json") else a.spec)
@@ -277,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     tk.set_defaults(func=cmd_tokenize)
 
     add_evaluate_commands(sub)
+    add_cost_command(sub)
 
     nt = sub.add_parser("nli-triplets", help="NLI (premise, entailment, contradiction) triplets for the nli "
                                              "training source, in nli_for_simcse.csv's layout")

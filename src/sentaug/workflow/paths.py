@@ -198,6 +198,51 @@ class Paths:
         """GPUs, threads, memory (MB) and run time (minutes) of a training job at this scale."""
         return {**TRAIN_RESOURCES, **(self.S.get("train_resources") or {})}
 
+    def runs_per_gpu(self) -> int:
+        """Training runs that share one GPU (`scales.<scale>.runs_per_gpu`, default 1): only with one GPU per run."""
+        k = int(self.S.get("runs_per_gpu", 1))
+        if k > 1 and self.train_resources()["gpu"] != 1:
+            raise sc.ConfigError(f"scales.{self.scale}.runs_per_gpu is {k}: runs share a GPU only when each asks "
+                                 f"for one (scales.{self.scale}.train_resources.gpu is "
+                                 f"{self.train_resources()['gpu']})")
+        return k
+
+    def train_job_resources(self) -> dict:
+        """A training job's resources but its runtime (`train_runtime`): its GPUs and memory, and with
+        runs_per_gpu > 1 its share of a GPU. A group of runs_per_gpu such jobs goes to SLURM as one job
+        (sentaug.snakemake_hooks.share_gpus), and a group adds its jobs' numeric resources up: they ask for
+        the GPU as the string `gres` (all equal in a group, so taken once: one GPU for the group) instead of
+        the number `gpu`. `gpu_runs`, one per job, is what a local run counts against runs_per_gpu x GPUs."""
+        res = self.train_resources()
+        out = {"mem_mb": res["mem_mb"]}
+        if self.runs_per_gpu() > 1:
+            return {**out, "gres": "gpu:1", "gpu_runs": 1}
+        return {"gpu": res["gpu"], **out}
+
+    def train_runtime(self, paper: str, backbone: str, method: str, seed: int) -> int:
+        """Minutes a training job asks for: `scales.<scale>.train_resources.runtime` when given, else the run's
+        projection on the scale's device (`scales.<scale>.step_times`) with a margin
+        (sentaug.workflow.cost.train_runtime_minutes), else the default."""
+        explicit = (self.S.get("train_resources") or {}).get("runtime")
+        if explicit is not None or not self.S.get("step_times"):
+            return self.train_resources()["runtime"]
+        from .cost import project_run, train_runtime_minutes
+        from .step_times import StepTimes
+
+        if getattr(self, "_step_times", None) is None:
+            self._step_times = StepTimes.load(self.S["step_times"])
+        k = self.runs_per_gpu()
+        projection = project_run(self, self.run_spec(paper, backbone, method, seed), self._step_times, self.config)
+        return train_runtime_minutes(projection, k, self._step_times.sharing(k))
+
+    def report_front_page_file(self) -> str:
+        """The report's front page with the bill (`sentaug cost all --front-page`, run by `make report`)."""
+        return f"{self.R}/report/front.{self.scale}.rst"
+
+    def report_front_page(self, static: str) -> str:
+        """The text of the report's front page: the one with this scale's bill when written, else `static`."""
+        return self.report_front_page_file() if Path(self.report_front_page_file()).is_file() else static
+
     def workers(self) -> int:
         """Worker processes of a parse, augmentation or index job: the scale's `workers`, else the top level's."""
         return self.S.get("workers", self.config.get("workers", 1))

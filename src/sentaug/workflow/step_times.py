@@ -1,0 +1,271 @@
+"""Measured training step times per device (`src/sentaug/resources/step_times/<device>.yaml`), how a setting
+that was not measured is extrapolated from them, and the loader that fills a table from the JSON output of
+`benchmarks/gpu_training.py`.
+
+A table (YAML; `python -m sentaug.workflow.step_times --device h200 A.json B.json ...` writes one):
+
+    device: NVIDIA H200                 the device the figures were measured on
+    source: ...                         what measured them (files, date, code)
+    length: 32                          tokens per sentence in every timed step
+    steps:                              SimCSE steps (dropout positive, in-batch negatives): median ms per
+      bert-base:                        optimizer step of a <arch>-<size> backbone, by batch size
+        64: {ms: 29.055, path: ours_4d_mask, from: a_step.json}
+    overhead:                           a method's step over SimCSE's, as a ratio, measured where it says
+      cards: {ratio: 1.377, at: bert-base/64, from: d_overhead.json}
+    evaluation:                         bert-base: one STS-B dev evaluation (`dev_sentences` sentences), one
+      dev_ms: 327.5                     best-model write, and the exact top-k of `knn_rows` vectors
+      dev_sentences: 2909
+      best_write_ms: 516.8
+      knn_s: 58.31
+      knn_rows: 1000000
+
+Extrapolation (`StepTimes.step_ms`), each use flagged in the result:
+* batch sizes between two measured ones: linear in tokens per step; below the smallest measured batch, the
+  smallest one's time (the step is bound by kernel launches there, not by work); above the largest, in
+  proportion to the tokens (work-bound: never faster per token than the largest batch measured);
+* other sequence lengths: the same, in tokens per step, times the ratio of FLOPs per token (attention);
+* other backbones: the measured backbone of the same architecture (else bert-base) times the ratio of
+  training FLOPs per token; for a smaller backbone at least the ratio of layers (launch-bound);
+* a method's overhead measured at one setting is applied at every other one.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+TABLES = Path(str(resources.files("sentaug") / "resources" / "step_times"))
+# Keys of a gpu_training.py `step` row that are not ways of running our trainer: the plain Hugging Face
+# reference loops and the model timed alone. Every other entry with a median_step_ms is a path the trainer
+# can take (ours, ours_4d_mask, ours_compiled, graph variants): the fastest one is kept.
+NOT_A_TRAINER_PATH = ("reference", "model")
+
+
+def known_devices() -> list[str]:
+    return sorted(p.stem for p in TABLES.glob("*.yaml"))
+
+
+def flops_per_token(shape: dict, length: int) -> float:
+    """Training FLOPs per token of a transformer encoder (forward + backward = 3 forwards): per layer the
+    four attention projections and the two feed-forward matrices (2 FLOPs per multiply-add) and the
+    attention scores and their weighted sum over `length` positions. Embeddings and heads are left out."""
+    h, i, layers = shape["hidden"], shape["intermediate"], shape["layers"]
+    return 3 * layers * (2 * (4 * h * h + 2 * h * i) + 4 * length * h)
+
+
+@dataclass
+class StepTime:
+    """A projected step time and how it was obtained: `basis` is empty when the setting was measured."""
+    ms: float
+    basis: list[str] = field(default_factory=list)
+
+    @property
+    def measured(self) -> bool:
+        return not self.basis
+
+
+@dataclass
+class StepTimes:
+    name: str
+    table: dict
+
+    @classmethod
+    def load(cls, name: str) -> "StepTimes":
+        path = TABLES / f"{name}.yaml"
+        if not path.is_file():
+            raise ValueError(f"no step-time table for device '{name}' (known: {', '.join(known_devices())}; "
+                             f"tables live in {TABLES})")
+        return cls(name, yaml.safe_load(path.read_text(encoding="utf-8")))
+
+    @property
+    def device(self) -> str:
+        return self.table["device"]
+
+    @property
+    def length(self) -> int:
+        return int(self.table["length"])
+
+    def reference(self, arch: str) -> str:
+        """The measured backbone extrapolations start from: the same architecture's, else bert-base's."""
+        steps = self.table["steps"]
+        same = sorted(k for k in steps if k.split("-")[0] == arch)
+        return same[0] if same else ("bert-base" if "bert-base" in steps else sorted(steps)[0])
+
+    def base_ms(self, key: str, tokens: float) -> StepTime:
+        """SimCSE's step time of measured backbone `key` at `tokens` per step (2 x batch x length when
+        measured), interpolated over the measured batches."""
+        points = sorted((2 * int(b) * self.length, float(row["ms"])) for b, row in self.table["steps"][key].items())
+        for (t0, ms0), (t1, ms1) in zip(points, points[1:]):
+            if t0 <= tokens <= t1:
+                exact = tokens in (t0, t1)
+                ms = ms0 if tokens == t0 else ms1 if tokens == t1 else ms0 + (ms1 - ms0) * (tokens - t0) / (t1 - t0)
+                return StepTime(ms, [] if exact else [f"linear in tokens per step between measured {key} steps"])
+        (t_min, ms_min), (t_max, ms_max) = points[0], points[-1]
+        if tokens == t_min:
+            return StepTime(ms_min)
+        if tokens < t_min:
+            return StepTime(ms_min, [f"below the smallest measured {key} batch: its time (launch-bound)"])
+        return StepTime(ms_max * tokens / t_max, [f"above the largest measured {key} batch: in proportion to tokens"])
+
+    def step_ms(self, shape: dict, batch: int, length: int, views: int = 2) -> StepTime:
+        """One optimizer step of SimCSE-like work on a backbone of `shape` ({arch, layers, hidden,
+        intermediate}): `views` sentences of `length` tokens for each of `batch` examples."""
+        key = self.reference(shape["arch"])
+        ref = self.table["shapes"][key]
+        time = self.base_ms(key, views * batch * length)
+        basis, ratio = list(time.basis), 1.0
+        if length != self.length:       # tokens are counted above; attention's work per token grows with length
+            ratio = flops_per_token(ref, length) / flops_per_token(ref, self.length)
+            basis.append(f"length {length} from the measured {self.length}: FLOPs per token ratio {ratio:.3f}")
+        if not same_shape(shape, ref):
+            r = flops_per_token(shape, length) / flops_per_token(ref, length)
+            if r < 1:
+                r = max(r, shape["layers"] / ref["layers"])
+                basis.append(f"{shape_key(shape)} from {key}: FLOP ratio, at least the layer ratio "
+                             f"(launch-bound): {r:.3f}")
+            else:
+                basis.append(f"{shape_key(shape)} from {key}: training FLOPs per token ratio {r:.2f}")
+            ratio *= r
+        return StepTime(time.ms * ratio, basis)
+
+    def scaled(self, speedup: float) -> "StepTimes":
+        """This table with every step `speedup` times faster than measured (a what-if)."""
+        if speedup == 1.0:
+            return self
+        table = copy.deepcopy(self.table)
+        for rows in table["steps"].values():
+            for row in rows.values():
+                row["ms"] = row["ms"] / speedup
+        return StepTimes(self.name, table)
+
+    def sharing(self, runs_per_gpu: int) -> float:
+        """The measured gain in runs per hour of `runs_per_gpu` runs sharing one GPU over one run alone (the
+        table's optional `sharing: {k: gain}`); 1.0, no gain, when it was not measured."""
+        if runs_per_gpu == 1:
+            return 1.0
+        return float((self.table.get("sharing") or {}).get(runs_per_gpu, 1.0))
+
+    def overhead(self, method: str) -> float | None:
+        row = (self.table.get("overhead") or {}).get(method)
+        return float(row["ratio"]) if row else None
+
+    def overhead_at(self, method: str) -> str | None:
+        row = (self.table.get("overhead") or {}).get(method)
+        return row.get("at") if row else None
+
+    def evaluation(self, what: str) -> float:
+        return float(self.table["evaluation"][what])
+
+
+def same_shape(a: dict, b: dict) -> bool:
+    return all(a[k] == b[k] for k in ("arch", "layers", "hidden", "intermediate"))
+
+
+def shape_key(shape: dict) -> str:
+    """<arch>-<size> of a shape: `base` for 12 x 768, `large` for 24 x 1024, else <layers>x<hidden>."""
+    size = {(12, 768): "base", (24, 1024): "large"}.get((shape["layers"], shape["hidden"]),
+                                                       f"{shape['layers']}x{shape['hidden']}")
+    return f"{shape['arch']}-{size}"
+
+
+# Hub configurations of the backbones the benchmark times (random weights from these shapes).
+BENCHMARK_SHAPES = {"base": {"layers": 12, "hidden": 768, "intermediate": 3072}}
+
+
+def table_from_benchmark(paths, device_name: str | None = None, source: str | None = None) -> dict:
+    """A step-time table from the JSON files `benchmarks/gpu_training.py` wrote (a_step.json, d_overhead.json,
+    b_dev.json, c_knn.json, ...; any of its sections, in any files). Per (backbone, batch) the fastest trainer
+    path of every file is kept, and which path and file it was; a method's overhead is the lowest measured
+    ratio to SimCSE's step in the same file; evaluation times are the lowest medians."""
+    steps, overhead, evaluation, lengths, devices = {}, {}, {}, set(), set()
+
+    def keep(slot: dict, key, value: dict, by: str):
+        if key not in slot or value[by] < slot[key][by]:
+            slot[key] = value
+
+    for path in map(Path, paths):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        args, name = data.get("args", {}), path.name
+        if data.get("versions", {}).get("gpu"):
+            devices.add(data["versions"]["gpu"])
+        size = args.get("size", "base")
+        for setting, row in (data.get("step") or {}).items():
+            arch, batch = setting.split("/b")
+            lengths.add(int(args.get("length", 32)))
+            paths_ms = {k: v["median_step_ms"] for k, v in row.items() if isinstance(v, dict)
+                        and v.get("median_step_ms") is not None and not k.startswith(NOT_A_TRAINER_PATH)}
+            if paths_ms:
+                fastest = min(paths_ms, key=paths_ms.get)
+                keep(steps.setdefault(f"{arch}-{size}", {}), int(batch),
+                     {"ms": round(paths_ms[fastest], 3), "path": fastest, "from": name}, "ms")
+        rows = data.get("overhead") or {}
+        if rows.get("simcse", {}).get("median_step_ms"):
+            base = rows["simcse"]["median_step_ms"]
+            lengths.add(int(args.get("length", 32)))
+            for method, row in rows.items():
+                if method != "simcse" and row.get("median_step_ms"):
+                    keep(overhead, method, {"ratio": round(row["median_step_ms"] / base, 3),
+                                            "at": f"bert-{size}/64", "from": name}, "ratio")
+        dev = data.get("dev_eval")
+        if dev:
+            for key, value in (("dev_ms", dev["ours"]["median_ms"]), ("best_write_ms", dev["best_checkpoint_write_ms"])):
+                evaluation[key] = min(evaluation.get(key, math.inf), value)
+            evaluation["dev_sentences"] = dev["n_sentences"]
+        knn = data.get("knn")
+        if knn and knn.get("torch_s") and knn["torch_s"] < evaluation.get("knn_s", math.inf):
+            evaluation.update({"knn_s": knn["torch_s"], "knn_rows": knn["n"]})
+    if len(lengths) > 1:
+        raise ValueError(f"the benchmark files time different sequence lengths ({sorted(lengths)}): one table "
+                         f"holds one length")
+    if not steps:
+        raise ValueError(f"no `step` section in {', '.join(map(str, paths))}: nothing to fill a table with")
+    missing = {"dev_ms", "best_write_ms", "dev_sentences", "knn_s", "knn_rows"} - set(evaluation)
+    if missing:
+        raise ValueError(f"the benchmark files lack {', '.join(sorted(missing))} (sections dev_eval and knn)")
+    shapes = {key: {"arch": key.split("-")[0], **BENCHMARK_SHAPES[key.split("-", 1)[1]]} for key in steps}
+    return {"device": device_name or ", ".join(sorted(devices)) or "unknown",
+            "source": source or "benchmarks/gpu_training.py: " + ", ".join(Path(p).name for p in paths),
+            "length": lengths.pop(), "shapes": shapes,
+            "steps": {k: dict(sorted(v.items())) for k, v in sorted(steps.items())},
+            "overhead": dict(sorted(overhead.items())), "evaluation": evaluation}
+
+
+HEADER = """\
+# Training step times of one device, read by `sentaug cost` and by the runtime each training job asks SLURM
+# for (sentaug.workflow.step_times documents the format and how unmeasured settings are extrapolated).
+# Written by `python -m sentaug.workflow.step_times --device {name} <gpu_training.py JSON files>`.
+"""
+
+
+def write_table(table: dict, name: str, folder: Path = TABLES) -> Path:
+    from ..io import atomic_path
+
+    path = Path(folder) / f"{name}.yaml"
+    with atomic_path(path) as tmp:
+        tmp.write_text(HEADER.format(name=name) + yaml.safe_dump(table, sort_keys=False, width=110, default_flow_style=None),
+                       encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+
+    p = argparse.ArgumentParser(description="Fill a step-time table from benchmarks/gpu_training.py JSON files.")
+    p.add_argument("files", nargs="+", help="JSON files written by benchmarks/gpu_training.py --out")
+    p.add_argument("--device", required=True, help="the table's name, e.g. h200 (-> resources/step_times/h200.yaml)")
+    p.add_argument("--device-name", help="the device as the table states it (default: the files' GPU name)")
+    p.add_argument("--source", help="what measured the figures (default: the files' names)")
+    p.add_argument("--out-dir", default=str(TABLES))
+    a = p.parse_args(argv)
+    path = write_table(table_from_benchmark(a.files, a.device_name, a.source), a.device, Path(a.out_dir))
+    print(f"wrote {path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
