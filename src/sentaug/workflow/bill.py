@@ -75,7 +75,7 @@ def _snakemake_dag(targets: list[str], config: dict, configfiles, workdir: Path)
     try:
         with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
             wf_api = api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=workdir / "Snakefile",
-                                  config_settings=ConfigSettings(config=config, configfiles=list(configfiles)),
+                                  config_settings=ConfigSettings(config=config, configfiles=[Path(c) for c in configfiles]),
                                   workdir=workdir)
             wf_api.dag(DAGSettings(targets=set(targets)))
             workflow = wf_api._workflow

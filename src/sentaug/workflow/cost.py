@@ -6,8 +6,12 @@ jobs of a DAG, and `train_runtime_minutes` is what a training job asks SLURM for
 A training run of `steps` optimizer steps costs
 
     start-up + steps x SimCSE's step time x the method's overhead
-             + its dev evaluations x (one STS-B dev evaluation + one best-model write)
-             + its checkpoints x 3 best-model writes (model and AdamW's two moments)
+             + its dev evaluations x (one STS-B dev evaluation + keeping the best model on the device)
+             + one best-model write at the end
+             + its checkpoints x (3 best-model writes (model and AdamW's two moments) + the best model's write)
+
+(on the GPU the trainer keeps the best model on the device and writes it with each checkpoint and at the end;
+a table without a measured device copy counts a write at every evaluation, as the trainer did before)
 
 with the dev evaluation and the writes scaled by the backbone's FLOP ratio to the measured bert-base. Every
 projection lists what in it was not measured (`basis`); a projection with an empty basis is measured.
@@ -28,7 +32,9 @@ from .step_times import StepTimes, flops_per_token
 
 WORKLOAD = Path(str(resources.files("sentaug") / "resources" / "workload.yaml"))
 # Seconds before a job's first step: Python, torch and CUDA start, backbone and token tables load (~6 s at
-# wiki1m scale, benchmarks/gpu_notes.md). Not measured on a GPU: an estimate.
+# wiki1m scale, benchmarks/gpu_notes.md), and the first steps' one-off work on the GPU: the prefetching workers
+# start, 3 eager warm-up steps, the graph's capture (measured on an H200: 1.4-3.0 s in a fresh process,
+# benchmarks/gpu_notes.md). The process start is not measured on a GPU: an estimate.
 STARTUP_S = 30.0
 # Writing a resumable checkpoint writes the model and AdamW's two moments: three best-model writes.
 CHECKPOINT_WRITES = 3
@@ -162,9 +168,11 @@ def project_run(paths, spec: dict, times: StepTimes, config: dict) -> Projection
     checkpoints = steps // spec["save_steps"]
     ratio = _flop_ratio(times, shape)
     write_s = times.evaluation("best_write_ms") / 1000 * ratio
+    kept = "best_snapshot_ms" in times.table["evaluation"]     # the best model kept on the device
+    keep_s = times.evaluation("best_snapshot_ms") / 1000 * ratio if kept else write_s
     parts = {"startup": STARTUP_S, "steps": steps * step.ms * overhead / 1000,
-             "dev": evals * (times.evaluation("dev_ms") / 1000 * ratio + write_s),
-             "checkpoints": checkpoints * CHECKPOINT_WRITES * write_s}
+             "dev": evals * (times.evaluation("dev_ms") / 1000 * ratio + keep_s) + (write_s if kept else 0.0),
+             "checkpoints": checkpoints * (CHECKPOINT_WRITES + kept) * write_s}
     return Projection(sum(parts.values()), steps, {**parts, "step_ms": step.ms * overhead},
                       basis + step.basis + method_basis)
 

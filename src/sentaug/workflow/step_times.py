@@ -9,18 +9,22 @@ A table (YAML; `python -m sentaug.workflow.step_times --device h200 A.json B.jso
     length: 32                          tokens per sentence in every timed step
     steps:                              SimCSE steps (dropout positive, in-batch negatives): median ms per
       bert-base:                        optimizer step of a <arch>-<size> backbone, by batch size
-        64: {ms: 29.055, path: ours_4d_mask, from: a_step.json}
+        64: {ms: 12.521, path: graph, from: gpu_training.json}
     overhead:                           a method's step over SimCSE's, as a ratio, measured where it says
-      cards: {ratio: 1.377, at: bert-base/64, from: d_overhead.json}
+      cards: {ratio: 1.358, at: bert-base/64, from: gpu_training.json, path: graph}
+    sharing:                            k runs on one GPU: the runs per hour over one run's (gpu_concurrency.py)
+      4: 1.48
     evaluation:                         bert-base: one STS-B dev evaluation (`dev_sentences` sentences), one
-      dev_ms: 327.5                     best-model write, and the exact top-k of `knn_rows` vectors
-      dev_sentences: 2909
+      dev_ms: 327.5                     best-model write, one copy of the best model kept on the device
+      dev_sentences: 2909               (optional), and the exact top-k of `knn_rows` vectors
       best_write_ms: 516.8
+      best_snapshot_ms: 4.3
       knn_s: 58.31
       knn_rows: 1000000
 
 Extrapolation (`StepTimes.step_ms`), each use flagged in the result:
-* batch sizes between two measured ones: linear in tokens per step; below the smallest measured batch, the
+* batch sizes between two measured ones (a backbone's own, and those of backbones of the same shape: BERT-base
+  and RoBERTa-base do the same work per token): linear in tokens per step; below the smallest measured batch, the
   smallest one's time (the step is bound by kernel launches there, not by work); above the largest, in
   proportion to the tokens (work-bound: never faster per token than the largest batch measured);
 * other sequence lengths: the same, in tokens per step, times the ratio of FLOPs per token (attention);
@@ -43,8 +47,10 @@ import yaml
 TABLES = Path(str(resources.files("sentaug") / "resources" / "step_times"))
 # Keys of a gpu_training.py `step` row that are not ways of running our trainer: the plain Hugging Face
 # reference loops and the model timed alone. Every other entry with a median_step_ms is a path the trainer
-# can take (ours, ours_4d_mask, ours_compiled, graph variants): the fastest one is kept.
+# can take (graph, eager, and the older ours/ours_4d_mask): the fastest one is kept. Paths a run takes only when
+# asked (`--compile`) are left out: the bill prices what a job runs by default.
 NOT_A_TRAINER_PATH = ("reference", "model")
+OPT_IN_PATHS = ("graph_compiled", "ours_compiled")
 
 
 def known_devices() -> list[str]:
@@ -97,21 +103,38 @@ class StepTimes:
         same = sorted(k for k in steps if k.split("-")[0] == arch)
         return same[0] if same else ("bert-base" if "bert-base" in steps else sorted(steps)[0])
 
+    def points(self, key: str) -> tuple[list[tuple[int, float]], list[str]]:
+        """(tokens per step, ms) of backbone `key`'s measured batches, and of every other measured backbone of the
+        same shape (BERT-base and RoBERTa-base do the same work per token) at batches `key` was not measured at;
+        the second list names those borrowed."""
+        shapes, steps = self.table["shapes"], self.table["steps"]
+        own = {int(b): float(row["ms"]) for b, row in steps[key].items()}
+        borrowed = []
+        for other in sorted(steps):
+            if other != key and same_work(shapes[other], shapes[key]):
+                for b, row in steps[other].items():
+                    if int(b) not in own:
+                        own[int(b)] = float(row["ms"])
+                        borrowed.append(f"{key} at batch {b}: {other}'s measured step (the same shape)")
+        return sorted((2 * b * self.length, ms) for b, ms in own.items()), borrowed
+
     def base_ms(self, key: str, tokens: float) -> StepTime:
         """SimCSE's step time of measured backbone `key` at `tokens` per step (2 x batch x length when
-        measured), interpolated over the measured batches."""
-        points = sorted((2 * int(b) * self.length, float(row["ms"])) for b, row in self.table["steps"][key].items())
+        measured), interpolated over the measured batches (its own and those of backbones of its shape)."""
+        points, borrowed = self.points(key)
+        measured = dict(points)
+        if tokens in measured:
+            batch = int(tokens) // (2 * self.length)
+            return StepTime(measured[tokens], [b for b in borrowed if f" at batch {batch}:" in b])
         for (t0, ms0), (t1, ms1) in zip(points, points[1:]):
-            if t0 <= tokens <= t1:
-                exact = tokens in (t0, t1)
-                ms = ms0 if tokens == t0 else ms1 if tokens == t1 else ms0 + (ms1 - ms0) * (tokens - t0) / (t1 - t0)
-                return StepTime(ms, [] if exact else [f"linear in tokens per step between measured {key} steps"])
+            if t0 < tokens < t1:
+                return StepTime(ms0 + (ms1 - ms0) * (tokens - t0) / (t1 - t0),
+                                [f"linear in tokens per step between measured {key} steps", *borrowed])
         (t_min, ms_min), (t_max, ms_max) = points[0], points[-1]
-        if tokens == t_min:
-            return StepTime(ms_min)
         if tokens < t_min:
-            return StepTime(ms_min, [f"below the smallest measured {key} batch: its time (launch-bound)"])
-        return StepTime(ms_max * tokens / t_max, [f"above the largest measured {key} batch: in proportion to tokens"])
+            return StepTime(ms_min, [f"below the smallest measured {key} batch: its time (launch-bound)", *borrowed])
+        return StepTime(ms_max * tokens / t_max,
+                        [f"above the largest measured {key} batch: in proportion to tokens", *borrowed])
 
     def step_ms(self, shape: dict, batch: int, length: int, views: int = 2) -> StepTime:
         """One optimizer step of SimCSE-like work on a backbone of `shape` ({arch, layers, hidden,
@@ -163,6 +186,23 @@ class StepTimes:
         return float(self.table["evaluation"][what])
 
 
+def overhead_bases(rows: dict):
+    """(path, SimCSE's ms on it) to take a method's overhead against: the rows of gpu_training.py's `overhead`
+    section hold one timing per path (graph, eager) since issue 43 (the fastest SimCSE path: what jobs run),
+    one timing alone before it (path None)."""
+    simcse = rows.get("simcse") or {}
+    if simcse.get("median_step_ms"):
+        return [(None, simcse["median_step_ms"])]
+    paths = {k: v["median_step_ms"] for k, v in simcse.items() if isinstance(v, dict) and v.get("median_step_ms")
+             and k not in OPT_IN_PATHS}
+    return [min(((k, ms) for k, ms in paths.items()), key=lambda kv: kv[1])] if paths else []
+
+
+def same_work(a: dict, b: dict) -> bool:
+    """The same layers and sizes: the same work per token, whatever the architecture's name (BERT, RoBERTa)."""
+    return all(a[k] == b[k] for k in ("layers", "hidden", "intermediate"))
+
+
 def same_shape(a: dict, b: dict) -> bool:
     return all(a[k] == b[k] for k in ("arch", "layers", "hidden", "intermediate"))
 
@@ -183,7 +223,7 @@ def table_from_benchmark(paths, device_name: str | None = None, source: str | No
     b_dev.json, c_knn.json, ...; any of its sections, in any files). Per (backbone, batch) the fastest trainer
     path of every file is kept, and which path and file it was; a method's overhead is the lowest measured
     ratio to SimCSE's step in the same file; evaluation times are the lowest medians."""
-    steps, overhead, evaluation, lengths, devices = {}, {}, {}, set(), set()
+    steps, overhead, evaluation, lengths, devices, sharing = {}, {}, {}, set(), set(), {}
 
     def keep(slot: dict, key, value: dict, by: str):
         if key not in slot or value[by] < slot[key][by]:
@@ -199,24 +239,34 @@ def table_from_benchmark(paths, device_name: str | None = None, source: str | No
             arch, batch = setting.split("/b")
             lengths.add(int(args.get("length", 32)))
             paths_ms = {k: v["median_step_ms"] for k, v in row.items() if isinstance(v, dict)
-                        and v.get("median_step_ms") is not None and not k.startswith(NOT_A_TRAINER_PATH)}
+                        and v.get("median_step_ms") is not None and not k.startswith(NOT_A_TRAINER_PATH)
+                        and k not in OPT_IN_PATHS}
             if paths_ms:
                 fastest = min(paths_ms, key=paths_ms.get)
                 keep(steps.setdefault(f"{arch}-{size}", {}), int(batch),
                      {"ms": round(paths_ms[fastest], 3), "path": fastest, "from": name}, "ms")
         rows = data.get("overhead") or {}
-        if rows.get("simcse", {}).get("median_step_ms"):
-            base = rows["simcse"]["median_step_ms"]
+        for path_name, base in overhead_bases(rows):      # each path's ratios against SimCSE on that path
             lengths.add(int(args.get("length", 32)))
             for method, row in rows.items():
-                if method != "simcse" and row.get("median_step_ms"):
-                    keep(overhead, method, {"ratio": round(row["median_step_ms"] / base, 3),
-                                            "at": f"bert-{size}/64", "from": name}, "ratio")
+                ms = (row.get(path_name) or {}).get("median_step_ms") if path_name else row.get("median_step_ms")
+                if method != "simcse" and ms:
+                    keep(overhead, method, {"ratio": round(ms / base, 3), "at": f"bert-{size}/64", "from": name,
+                                            **({"path": path_name} if path_name else {})}, "ratio")
         dev = data.get("dev_eval")
         if dev:
-            for key, value in (("dev_ms", dev["ours"]["median_ms"]), ("best_write_ms", dev["best_checkpoint_write_ms"])):
-                evaluation[key] = min(evaluation.get(key, math.inf), value)
+            for key, value in (("dev_ms", dev["ours"]["median_ms"]), ("best_write_ms", dev["best_checkpoint_write_ms"]),
+                               ("best_snapshot_ms", dev.get("best_snapshot_on_device_ms"))):
+                if value is not None:       # (the device copy of the best model: measured since issue 43)
+                    evaluation[key] = min(evaluation.get(key, math.inf), value)
             evaluation["dev_sentences"] = dev["n_sentences"]
+        for config, rows_k in data.items():       # gpu_concurrency.py: k runs sharing one GPU
+            if "/" in config and isinstance(rows_k, list) and rows_k and rows_k[0].get("k") == 1:
+                alone = sum(rows_k[0].get("train_seconds") or [0]) or None
+                for r in rows_k[1:]:
+                    if alone and r.get("train_seconds") and len(r["train_seconds"]) == r["k"]:
+                        gain = r["k"] * alone / (sum(r["train_seconds"]) / r["k"])    # runs per hour, k over 1
+                        sharing[r["k"]] = max(sharing.get(r["k"], 0.0), round(gain, 2))
         knn = data.get("knn")
         if knn and knn.get("torch_s") and knn["torch_s"] < evaluation.get("knn_s", math.inf):
             evaluation.update({"knn_s": knn["torch_s"], "knn_rows": knn["n"]})
@@ -233,7 +283,8 @@ def table_from_benchmark(paths, device_name: str | None = None, source: str | No
             "source": source or "benchmarks/gpu_training.py: " + ", ".join(Path(p).name for p in paths),
             "length": lengths.pop(), "shapes": shapes,
             "steps": {k: dict(sorted(v.items())) for k, v in sorted(steps.items())},
-            "overhead": dict(sorted(overhead.items())), "evaluation": evaluation}
+            "overhead": dict(sorted(overhead.items())), "evaluation": evaluation,
+            **({"sharing": dict(sorted(sharing.items()))} if sharing else {})}
 
 
 HEADER = """\
