@@ -7,7 +7,7 @@ prepared ahead, in other processes (`prepared_steps`), while the device runs the
 run prepares what an uninterrupted one would.
 
 `FixedShape` pads every text batch to one width (and the MLM positions to one count), so that every step has
-the same tensor shapes: what a captured CUDA graph needs (`sentaug.train.graph`). Without it batches are
+the same tensor shapes: what a captured CUDA graph needs (`sentaug.train.step`). Without it batches are
 padded to their longest text, as a CPU run always is.
 """
 from __future__ import annotations

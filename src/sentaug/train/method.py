@@ -17,7 +17,7 @@ the same ids either way) and makes every random draw of the step (retrieval draw
 masks) from a generator seeded by (seed, step), so a resumed run draws what an uninterrupted one would.
 `Method.compute(inputs)` encodes every text the step needs in one forward pass (anchors, positives,
 retrieved negatives, augmented views), then adds the weighted objectives to the contrastive term; it touches
-only device tensors, so a CUDA graph can hold it (`sentaug.train.graph`). `Method.loss(batch, step)` is the
+only device tensors, so a CUDA graph can hold it (`sentaug.train.step`). `Method.loss(batch, step)` is the
 two in one. The loss and its parts stay on the device: reading them (`.item()`) would make the host wait for
 the step to finish, so the trainer does it only where it writes a log line.
 """
