@@ -14,7 +14,8 @@ import statistics
 from pathlib import Path
 
 from ..config import ADDED_NOTE, add_table_rows, iter_rows, load_yaml
-from ..io import atomic_path, read_json
+from ..intermediates import read_result
+from ..io import atomic_path
 from .kinds import table_kind
 
 
@@ -29,7 +30,7 @@ def load_result(entry):
     if isinstance(entry, dict):
         return {name: load_result(path) for name, path in entry.items()}
     path = Path(entry)
-    return read_json(path / "train_summary.json" if path.is_dir() else path)
+    return read_result(path / "train_summary.json" if path.is_dir() else path)
 
 
 def table_rows(paper: dict, table_name: str, inputs: dict) -> list[dict]:
