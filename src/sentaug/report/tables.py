@@ -141,12 +141,17 @@ def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, me
 
 
 def write_table(out: str | Path, records: list[dict], scale: str, tex: str):
-    """Write `out` (.tex) and the records as a .csv beside it (with their scale), both atomically."""
+    """Write `out` (.tex) and the records as a .csv beside it (with their scale, and when, where and from which
+    commit they were built: `provenance.build_stamp`), both atomically."""
     import pandas as pd
+
+    from .provenance import build_stamp
 
     out = Path(out)
     frame = pd.DataFrame(records)
     frame.insert(0, "scale", scale)
+    for column, value in build_stamp().items():
+        frame[column] = value
     with atomic_path(out.with_suffix(".csv")) as tmp:
         frame.to_csv(tmp, index=False)
     with atomic_path(out) as tmp:
