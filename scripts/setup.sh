@@ -61,6 +61,8 @@ else
     echo "torch ${TORCH_VERSION}: ${WHY}"
     python -m pip install -q "${PIP_ARGS[@]}"
 fi
+# constraints.txt pins what was tested; torch stays at the build installed above.
+python -m pip install -q -c constraints.txt -e ".[dev,offline-models]"
 # Which build it is, from torch itself (a CUDA build on a machine without a GPU runs on the CPU, at a cost in disk).
 python - <<'EOF'
 import torch
@@ -70,8 +72,6 @@ if cuda and not torch.cuda.is_available():
     print("warning: a CUDA build on a machine where no GPU answers: it runs on the CPU but takes several GB; "
           "TORCH_BUILD=cpu with PyTorch's CPU index reachable installs the CPU build (rm -rf .venv first)")
 EOF
-# constraints.txt pins what was tested; torch stays at the build installed above.
-python -m pip install -q -c constraints.txt -e ".[dev,offline-models]"
 # WordNet 3.0 for nltk (Debian packages -> nltk_data/); only WordNet-based augmentations need it, and they
 # fail with a message saying how to get it, so a machine without apt still gets a working venv.
 scripts/setup_wordnet.sh || echo "warning: WordNet not set up (see scripts/setup_wordnet.sh)" >&2
