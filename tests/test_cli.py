@@ -212,3 +212,24 @@ def test_evaluate_fetches_the_official_data_through_the_mirror(tmp_path, mirror,
     assert home == str(tmp_path / "official")
     for name in ("sts/STSBenchmark/sts-test.csv", "sick/SICK_test_annotated.txt"):
         assert (tmp_path / "official" / name).read_bytes() == (mirror / name).read_bytes()
+
+
+def test_the_examples_of_docs_cli_md_parse():
+    """Each example of the reference's header is a valid command line (options in brackets left out, the first of
+    `a|b` alternatives taken)."""
+    import re
+    import shlex
+
+    from sentaug.cli import build_parser
+    from sentaug.docgen import CLI_HEADER
+
+    parser = build_parser()
+    examples = CLI_HEADER.split("```bash\n")[1].split("```")[0].splitlines()
+    assert len(examples) >= 25
+    for line in examples:
+        line = line.split("  #")[0]
+        while re.search(r"\[[^\[\]]*\]", line):
+            line = re.sub(r"\s*\[[^\[\]]*\]", "", line)
+        argv = [word.split("|")[0] for word in shlex.split(line)]
+        assert argv[0] == "sentaug"
+        parser.parse_args(argv[1:])         # exits (SystemExit) on an unknown or missing argument

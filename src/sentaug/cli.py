@@ -361,6 +361,9 @@ def main(argv: list[str] | None = None) -> int:
         # module; tracebacks are for bugs.
         print(f"sentaug {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:      # the reader stopped reading (`sentaug list tables | head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as e:
         if e.errno not in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
             raise

@@ -24,6 +24,36 @@ given; the ones for people are `sentaug list`, `sentaug evaluate` (a model of yo
 have defaults) and `sentaug report leaderboard-progress`. A flag means the same thing in every command:
 `--model` a model folder, `--spec` inline JSON or a file, `--paper-file` a papers/ YAML, `--data` a data folder
 laid out as the workflow's (`sentaug download`), `--out` the file written (atomically).
+
+Examples (`DIR` a data folder, `MODEL` a model folder):
+
+```bash
+sentaug list tables                                                          # what can be built, and what is
+sentaug evaluate sts --model MODEL --out FILE.json [--lowercase]             # STS12-16, STS-B, SICK-R
+sentaug evaluate cnsd --model MODEL --data DIR --out FILE.json               # Chinese STS-B
+sentaug evaluate nli --model MODEL --data DIR --triplets nli=snli --triplets anli=anli_devtest --out FILE.json
+sentaug evaluate cola --model MODEL --data DIR --out FILE.json
+sentaug download transfer --out DIR [--mirror MIRROR]                        # a source (or a group: glue)
+sentaug data-stats sts --data DIR --out FILE.json                            # SDA T2 / VaSCL T4 (clustering)
+sentaug augment --list
+sentaug augment punctuation_insertion --corpus FILE --seed 1 --out FILE.parquet
+sentaug augment switch_case --corpus FILE --seed 1 --param p=0.05 --param version=v1 --tokenizer MODEL --out FILE.parquet
+sentaug augment-cosine --cache FILE.parquet --model MODEL --out FILE.json     # census: cosine + token length change
+sentaug report census --inputs JSON --scale demo --out results/tables/augmentations.tex
+sentaug conformance --out FILE.json      # agreement with the code the papers ran, on stored reference cases
+sentaug tokenization-effects --corpus FILE --tokenizer mirror:roberta-base-tokenizer --out FILE.json  # CARDS T1
+sentaug token-pca --model MODEL --corpus FILE --out FILE.json                 # CARDS F1: token-embedding PCA
+sentaug report leaderboard --paper-file papers/leaderboard.yaml --board B --inputs JSON --scale S --out T.tex --figure F.pdf
+sentaug report leaderboard-progress --board B --scale S      # a board from the result files written so far
+sentaug report page --kind table|figure|leaderboard --name N --csv FILE --inputs JSON --scale S --out P.html
+sentaug project --model MODEL --caches A.parquet B.parquet --method pca --out FILE.json
+sentaug index --corpus FILE --model MODEL --k 64 --out FILE.npz              # CARDS retrieval
+sentaug train --spec JSON|FILE --corpus FILE --model MODEL --dev-data DIR --out DIR [--positives FILE.parquet ...] [--index FILE.npz] [--tokens FILE.npz ...]
+sentaug nli-triplets --set snli [--sample-as anli_devtest] --data DIR --out FILE.csv   # (premise, entailment, contradiction)
+sentaug describe spec --spec JSON --out FILE.json                    # tables that are configuration
+sentaug describe model-size --spec JSON --model MODEL --out FILE.json
+sentaug tokenize --texts FILE.txt|FILE.parquet --model MODEL --max-length 32 [--add-tokens "[DEL]"] --out FILE.npz   # token ids, once
+```
 """
 
 
