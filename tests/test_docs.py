@@ -62,3 +62,24 @@ def test_skipped_unbuilt_and_older_tables_say_so(built):
     table2 = _section(page, "SDA table2")
     assert "Not built." in table2 and "| test, paper | 3108 | 1500 | 3750 | 3000 | 1186 | 1379 | 4927 | 1300 |" in table2
     assert "built before the CSV recorded date, machine and commit" in _section(page, "CARDS table3")
+
+
+# Issue 44's page, linked from the README before that branch lands; checked like any other once it exists.
+NOT_YET_MERGED = {ROOT / "docs/cost-and-gpus.md"}
+
+
+def test_every_relative_link_of_the_readme_and_docs_resolves():
+    pages = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://")):
+                continue
+            path = (page.parent / target).resolve()
+            if not path.exists() and path not in NOT_YET_MERGED:
+                broken.append(f"{page.relative_to(ROOT)} -> {target}")
+    assert broken == []
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 130
+    for page in (ROOT / "docs").glob("*.md"):     # the map of docs/ names every page
+        assert f"(docs/{page.name})" in readme, page.name
