@@ -233,3 +233,13 @@ def test_the_examples_of_docs_cli_md_parse():
         argv = [word.split("|")[0] for word in shlex.split(line)]
         assert argv[0] == "sentaug"
         parser.parse_args(argv[1:])         # exits (SystemExit) on an unknown or missing argument
+
+
+def test_evaluate_glue_fetches_only_the_tasks_asked_for(tmp_path, monkeypatch):
+    from sentaug.evaluate.cli import suite_data
+
+    monkeypatch.setenv("SENTAUG_DATA", str(tmp_path))
+    assert suite_data("glue", None, "demo", ["CoLA,RTE"]) == str(tmp_path / "demo")
+    assert sorted(p.name for p in (tmp_path / "demo/glue").iterdir()) == ["CoLA", "RTE"]
+    assert suite_data("glue", str(tmp_path / "mine"), "demo", ["SST-2"]) == str(tmp_path / "mine")   # given: kept
+    assert not (tmp_path / "demo/glue/SST-2").exists()

@@ -27,14 +27,16 @@ def data_home(origin: str = "official") -> Path:
     return Path(root) / origin
 
 
-def suite_data(suite: str, data: str | None, origin: str = "official") -> str:
-    """`data` if given; else the data home, after fetching whichever of the suite's sources it lacks."""
+def suite_data(suite: str, data: str | None, origin: str = "official", tasks=None) -> str:
+    """`data` if given; else the data home, after fetching whichever of the suite's sources it lacks (of GLUE,
+    only the `tasks` asked for: MNLI and QQP alone are hundreds of MB)."""
     if data:
         return data
     from ..data.download import fetch, load_sources, source_names
 
     home, sources = data_home(origin), load_sources()
-    for group in SUITE_SOURCES[suite]:
+    groups = [f"glue/{t}" for t in _task_list(tasks)] if suite == "glue" and tasks else SUITE_SOURCES[suite]
+    for group in groups:
         for name in source_names(group, origin, sources):
             if not all((home / output).exists() for output in sources[origin][name]["outputs"]):
                 print(f"fetching {name} ({origin}) into {home}", flush=True)
@@ -45,7 +47,7 @@ def suite_data(suite: str, data: str | None, origin: str = "official") -> str:
 def _resolved(a, suite: str):
     """The model's pooler and the suite's data folder, as `sentaug evaluate` fills them in (module docstring)."""
     a.pooler = default_pooler(a.model, a.pooler)
-    a.data = suite_data(suite, a.data, a.origin)
+    a.data = suite_data(suite, a.data, a.origin, getattr(a, "tasks", None))
     return a
 
 
