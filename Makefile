@@ -5,6 +5,9 @@
 #                 report (results/report.html)
 #   make test     the tests
 #
+# Generated pages of docs/ (never edited by hand): make docs-cli (docs/cli.md, from the parser) and
+# make docs-results (docs/results.md, from the tables built in results/; RESULTS=... for another folder).
+#
 # Variables: CORES (default all), SNAKEFLAGS (extra Snakemake flags, e.g. --config scale=small),
 # PYTEST_ARGS (e.g. tests/test_download.py -q).
 # To add a step to `make demo` (a report, a leaderboard), write a .PHONY target for it and append its name to
@@ -16,12 +19,13 @@ SNAKEMAKE   := $(VENV)/bin/snakemake
 CORES       ?= all
 SNAKEFLAGS  ?=
 PYTEST_ARGS ?=
+RESULTS     ?= results
 DEMO_STEPS  := demo-build report
 
 # This checkout's package, also when the environment was installed from another checkout.
 export PYTHONPATH := $(CURDIR)/src$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: setup test demo demo-build dry-run-paper benchmark-workflow report
+.PHONY: setup test demo demo-build dry-run-paper benchmark-workflow report docs-cli docs-results
 
 $(PYTHON):
 	scripts/setup.sh
@@ -51,3 +55,9 @@ benchmark-workflow: | $(PYTHON)
 report: | $(PYTHON)
 	$(PYTHON) -m sentaug.cli cost all --front-page --snakemake-args "$(SNAKEFLAGS)" > /dev/null
 	$(SNAKEMAKE) --report results/report.html $(SNAKEFLAGS)
+
+docs-cli: | $(PYTHON)
+	$(PYTHON) -m sentaug.cli docs cli --out docs/cli.md
+
+docs-results: | $(PYTHON)
+	$(PYTHON) -m sentaug.cli docs results --results $(RESULTS) --out docs/results.md

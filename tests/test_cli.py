@@ -1,12 +1,18 @@
-"""The command line's own behaviour: progress bars in a job's log file."""
+"""The command line's own behaviour: progress bars in a job's log file; a command line for people (--version, a
+one-line help per command, one flag per thing with the former spellings hidden, defaults for --pooler and --data,
+`sentaug list`, docs/cli.md in sync with the parser)."""
+import json
 import os
 import pty
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from sentaug.cli import LOG_PROGRESS_INTERVAL_S
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # What a handler does: tqdm imported after the command line started, its bar drawn on stderr.
 BAR_INTERVALS = ("from sentaug.cli import space_progress_in_logs; space_progress_in_logs(); "
@@ -36,3 +42,204 @@ def test_a_bar_on_a_terminal_keeps_tqdms_intervals():
 def test_an_interval_the_user_set_wins(tmp_path):
     with open(tmp_path / "job.log", "w") as log:
         assert bar_intervals(log, TQDM_MININTERVAL="60") == (60, 60)   # the maximum follows it
+
+
+# -- a command line for people -----------------------------------------------------------------------------------
+
+def _commands():
+    from sentaug.cli import build_parser
+    from sentaug.docgen import _commands as walk
+
+    return list(walk(build_parser()))
+
+
+def test_version_is_the_projects():
+    import tomllib
+
+    from sentaug.cli import main
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    out = subprocess.run([sys.executable, "-m", "sentaug.cli", "--version"], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=True).stdout
+    assert out.strip() == f"sentaug {version}" == "sentaug 0.1.0"
+    with pytest.raises(SystemExit):
+        main(["--version"])
+
+
+def test_every_command_has_a_one_line_help_and_the_overview_shows_it_whole():
+    import re
+
+    commands = _commands()
+    assert len(commands) >= 30 and all(text and "\n" not in text for _, _, text in commands)
+    top = subprocess.run([sys.executable, "-m", "sentaug.cli", "--help"], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "80"}, check=True).stdout
+    flat = " ".join(top.split())
+    assert flat.split("positional arguments:")[0].rstrip().endswith("shows what it can build.")
+    for path, _, text in commands:
+        if len(path) == 1:      # each command's help, whole, beside its name
+            assert re.search(rf"\b{re.escape(path[0])} +{re.escape(' '.join(text.split()))}", flat), path
+
+
+def test_one_flag_per_thing_the_former_spellings_hidden_but_working():
+    from sentaug.cli import build_parser
+
+    parser = build_parser()
+    helps = {path: sub.format_help() for path, sub, _ in _commands()}
+    assert not [p for p, h in helps.items() if "--backbone" in h]          # a model folder is --model everywhere
+    assert "--triplets NAME=SET" in helps["evaluate", "nli"] and "--set" not in helps["evaluate", "nli"]
+    assert "--paper-file" in helps["report", "page"] and "--spec" not in helps["report", "page"]
+    old = {("train", "--spec", "{}", "--corpus", "c", "--backbone", "B", "--dev-data", "d", "--out", "o"): ("model", "B"),
+           ("index", "--corpus", "c", "--backbone", "B", "--k", "4", "--out", "o.npz"): ("model", "B"),
+           ("tokenize", "--texts", "t", "--backbone", "B", "--max-length", "32", "--out", "o"): ("model", "B"),
+           ("describe", "model-size", "--spec", "{}", "--backbone", "B", "--out", "o"): ("model", "B"),
+           ("parse", "--corpus", "c", "--out", "o", "--model", "en_x"): ("spacy_model", "en_x"),
+           ("evaluate", "nli", "--model", "M", "--set", "nli=snli", "--out", "o"): ("triplets", ["nli=snli"]),
+           ("report", "page", "--kind", "table", "--name", "t", "--spec", "p.yaml", "--inputs", "{}", "--scale", "demo",
+            "--out", "o"): ("paper_file", "p.yaml")}
+    for argv, (dest, value) in old.items():
+        assert getattr(parser.parse_args(argv), dest) == value, argv
+
+
+def test_spec_is_inline_json_or_a_file(tmp_path):
+    from sentaug.cli_args import load_spec
+
+    spec = {"method": "simcse", "seed": 1, "positive": {"source": "dropout"}}
+    (tmp_path / "s.json").write_text(json.dumps(spec))
+    (tmp_path / "s.yaml").write_text("method: simcse\nseed: 1\npositive: {source: dropout}\n")
+    assert load_spec(json.dumps(spec)) == load_spec(str(tmp_path / "s.json")) == load_spec(str(tmp_path / "s.yaml"))
+    with pytest.raises(FileNotFoundError, match="no such file: missing.json"):
+        load_spec("missing.json")
+
+
+def test_the_pooler_defaults_to_the_runs_then_simcses(tmp_path):
+    from sentaug.cli_args import default_pooler
+
+    run, backbone = tmp_path / "run", tmp_path / "backbone"
+    run.mkdir(), backbone.mkdir()
+    (run / "train_summary.json").write_text(json.dumps({"spec": {"eval_pooler": "avg"}}))
+    assert default_pooler(run, None) == "avg"                     # what the run was selected with
+    assert default_pooler(backbone, None) == "cls_before_pooler"  # a backbone: what unsupervised SimCSE evaluates
+    assert default_pooler(run, "cls") == "cls"                    # given: kept
+
+
+def test_docs_cli_md_is_generated_from_the_parser():
+    from sentaug.docgen import cli_markdown
+
+    assert (ROOT / "docs/cli.md").read_text(encoding="utf-8") == cli_markdown(), "run `make docs-cli`"
+
+
+def _listed(capsys, *argv) -> dict[str, dict]:
+    """`sentaug list ...`, parsed: name -> {built, path, what}."""
+    import re
+
+    from sentaug.cli import main
+
+    capsys.readouterr()
+    assert main(["list", *argv]) == 0
+    header, *lines = capsys.readouterr().out.splitlines()
+    assert re.split(r"\s{2,}", header) == ["NAME", "BUILT", "PATH", "WHAT"]
+    return {cells[0]: dict(zip(("built", "path", "what"), cells[1:]))
+            for cells in (re.split(r"\s{2,}", line, maxsplit=3) for line in lines)}
+
+
+def test_list_says_what_can_be_built_and_at_which_scale_it_is(tmp_path, monkeypatch, capsys):
+    """Outputs written as the workflow writes them: a table rendered at scale small, one written as skipped at
+    demo, runs at two scales (a variant counting with its method), caches of two corpora."""
+    from sentaug.report.tables import render_table
+
+    monkeypatch.chdir(ROOT)                 # config.yaml and papers/ of the checkout
+    results = tmp_path / "results"
+    sts = tmp_path / "sts.json"
+    columns = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
+    sts.write_text(json.dumps(dict.fromkeys(columns, 60.0)))
+    render_table("papers/sda.yaml", "table4", json.dumps({"rows": {str(i): [str(sts)] for i in range(10)}}),
+                 str(results / "tables/sda/table4.tex"), "small")
+    render_table("papers/sda.yaml", "table5", json.dumps({"rows": {}, "meta": {"skipped": ["no Chinese pipeline"]}}),
+                 str(results / "tables/sda/table5.tex"), "demo")
+    for run in ("demo/shared/tiny-bert/simcse/seed1", "small/shared/minilm/simcse/seed1",
+                "small/shared/minilm/simcse/seed2", "small/shared/minilm/simcse~train.lowercase=true/seed1",
+                "small/shared/minilm/sda_pi/seed1.partial"):         # not a run: unfinished
+        (results / "runs" / run).mkdir(parents=True)
+        (results / "runs" / run / "train_summary.json").write_text("{}")
+    for cache in ("demo_corpus/sda_pi/seed1", "wiki1m_head/sda_pi/seed1"):
+        (results / "augment" / cache).parent.mkdir(parents=True)
+        (results / "augment" / f"{cache}.parquet").write_bytes(b"")
+
+    tables = _listed(capsys, "tables", "--results", str(results))
+    assert len([t for t in tables if "/" in t and not t.startswith("compare/")]) == 34
+    assert tables["sda/table4"]["built"].startswith("small (20") and tables["sda/table2"]["built"] == "not built"
+    assert tables["sda/table4"]["path"] == f"{results}/tables/sda/table4.tex"
+    assert tables["sda/table5"]["built"].startswith("demo: skipped, no Chinese pipeline")
+    assert {"leaderboard", "leaderboard-bert-base-uncased"} <= set(tables)
+    figures = _listed(capsys, "figures", "--results", str(results))
+    assert len([f for f in figures if "/" in f]) == 13 and figures["cards/figure2"]["built"] == "not built"
+    methods = _listed(capsys, "methods", "--results", str(results))
+    assert methods["simcse"]["built"] == "demo (1 run), small (3 runs)"
+    assert methods["sda_pi"]["built"] == "not built" and methods["sda_pi"]["what"] == "cache: sda_pi"
+    augmentations = _listed(capsys, "augmentations", "--results", str(results))
+    assert augmentations["sda_pi"]["built"] == "demo (demo_corpus), small/gpu (wiki1m_head)"
+    assert augmentations["sda_pi"]["what"] == "punctuation_insertion"
+    assert augmentations["cards_sc_v1"]["built"] == "not built"
+
+
+def test_evaluate_sts_fetches_its_data_when_none_is_given(tmp_path, minilm_path, monkeypatch, capsys):
+    """Without --data: the demo STS/SICK files are installed into $SENTAUG_DATA once, then read from there; the
+    scores are those of the same evaluation given that folder, under the default pooler."""
+    from sentaug.cli import main
+    from tests.test_train import write_backbone
+
+    monkeypatch.setenv("SENTAUG_DATA", str(tmp_path / "home"))
+    model = write_backbone(tmp_path / "bb", minilm_path, dropout=0.0)
+    fetched = ["evaluate", "sts", "--model", model, "--origin", "demo", "--out", str(tmp_path / "fetched.json")]
+    assert main(fetched) == 0
+    assert f"fetching senteval (demo) into {tmp_path / 'home/demo'}" in capsys.readouterr().out
+    assert (tmp_path / "home/demo/sts/STSBenchmark/sts-test.csv").is_file()
+    given = ["evaluate", "sts", "--model", model, "--pooler", "cls_before_pooler", "--data",
+             str(tmp_path / "home/demo"), "--out", str(tmp_path / "given.json")]
+    assert main(given) == 0 and main(fetched) == 0
+    assert "fetching" not in capsys.readouterr().out                           # installed once
+    a, b = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("fetched", "given"))
+    assert a["pooler"] == "cls_before_pooler" and a["data"] == b["data"] == str(tmp_path / "home/demo")
+    assert {k: a[k] for k in ("STS12", "STSBenchmark", "avg")} == {k: b[k] for k in ("STS12", "STSBenchmark", "avg")}
+
+
+@pytest.mark.mirror
+def test_evaluate_fetches_the_official_data_through_the_mirror(tmp_path, mirror, monkeypatch):
+    from sentaug.evaluate.cli import suite_data
+
+    monkeypatch.setenv("SENTAUG_DATA", str(tmp_path))
+    home = suite_data("sts", None)
+    assert home == str(tmp_path / "official")
+    for name in ("sts/STSBenchmark/sts-test.csv", "sick/SICK_test_annotated.txt"):
+        assert (tmp_path / "official" / name).read_bytes() == (mirror / name).read_bytes()
+
+
+def test_the_examples_of_docs_cli_md_parse():
+    """Each example of the reference's header is a valid command line (options in brackets left out, the first of
+    `a|b` alternatives taken)."""
+    import re
+    import shlex
+
+    from sentaug.cli import build_parser
+    from sentaug.docgen import CLI_HEADER
+
+    parser = build_parser()
+    examples = CLI_HEADER.split("```bash\n")[1].split("```")[0].splitlines()
+    assert len(examples) >= 25
+    for line in examples:
+        line = line.split("  #")[0]
+        while re.search(r"\[[^\[\]]*\]", line):
+            line = re.sub(r"\s*\[[^\[\]]*\]", "", line)
+        argv = [word.split("|")[0] for word in shlex.split(line)]
+        assert argv[0] == "sentaug"
+        parser.parse_args(argv[1:])         # exits (SystemExit) on an unknown or missing argument
+
+
+def test_evaluate_glue_fetches_only_the_tasks_asked_for(tmp_path, monkeypatch):
+    from sentaug.evaluate.cli import suite_data
+
+    monkeypatch.setenv("SENTAUG_DATA", str(tmp_path))
+    assert suite_data("glue", None, "demo", ["CoLA,RTE"]) == str(tmp_path / "demo")
+    assert sorted(p.name for p in (tmp_path / "demo/glue").iterdir()) == ["CoLA", "RTE"]
+    assert suite_data("glue", str(tmp_path / "mine"), "demo", ["SST-2"]) == str(tmp_path / "mine")   # given: kept
+    assert not (tmp_path / "demo/glue/SST-2").exists()

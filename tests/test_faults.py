@@ -13,6 +13,9 @@
 | write failing for lack of space (RLIMIT_FSIZE)          | error; no output, no temporary file left            |
 | malformed config (type, unknown key, reference)         | Snakemake stops before any job, naming the key      |
 | corpus with empty, non-UTF-8, over-long, CRLF lines     | trains under the policy of sentaug.data.corpus      |
+| an intermediate damaged after it was written (truncated | the job reading it fails naming the file and saying |
+| / a byte flipped): augmentation cache, spaCy parse,     | to delete it (Snakemake rebuilds it); nothing else  |
+| token file, retrieval index, evaluation result          | is written                                          |
 
 The SLURM faults (a requeued job) are in tests/test_slurm.py.
 """
@@ -401,3 +404,90 @@ def test_a_corpus_with_bad_lines_trains_under_the_documented_policy(tmp_path, mi
 
     tok = AutoTokenizer.from_pretrained(backbone)
     assert len(tok(long_line.decode(), truncation=True, max_length=s["max_seq_length"])["input_ids"]) == 32
+
+
+# -- intermediates damaged after they were written ----------------------------------------------------------------
+
+def _content_middle(path: Path) -> int:
+    """The offset of a byte of content half-way through `path`; in a zip archive (token files, indexes), half-way
+    through the data of its largest member: a flipped byte in a member's header changes nothing that is read."""
+    import zipfile
+
+    if not zipfile.is_zipfile(path):
+        return path.stat().st_size // 2
+    member = max(zipfile.ZipFile(path).infolist(), key=lambda m: m.compress_size)
+    name_length, extra_length = struct.unpack("<HH", path.read_bytes()[member.header_offset + 26:][:4])
+    return member.header_offset + 30 + name_length + extra_length + member.compress_size // 2
+
+
+DAMAGES = {"truncated": lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
+           "one byte flipped": lambda p: _flip_byte(p, _content_middle(p))}
+
+
+@pytest.fixture(scope="module")
+def intermediates(tmp_path_factory, minilm_path):
+    """One of each intermediate the workflow writes, built by the commands that write them, and what reads it."""
+    from sentaug.augment.cache import build_cache
+    from sentaug.augment.parse import parse_corpus
+    from sentaug.index.neighbours import build_index
+    from sentaug.models.tokens import build_token_file
+
+    root = tmp_path_factory.mktemp("intermediates")
+    corpus = root / "corpus.txt"
+    corpus.write_text("\n".join(ANCHORS) + "\n")
+    backbone = write_backbone(root / "bb", minilm_path, dropout=0.0)
+    build_cache("word_deletion", corpus, root / "cache.parquet", seed=1)
+    parse_corpus(corpus, root / "corpus.spacy", model="en_core_web_sm")
+    build_token_file(corpus, backbone, 32, root / "tokens.npz", progress=False)
+    build_index(corpus, backbone, "cls", 2, root / "index.npz")
+    (root / "sts.json").write_text(json.dumps({"STS12": 61.5, "avg": 60.25, "model": "m"}))
+    return root, corpus, backbone
+
+
+def _read_back(kind: str, root: Path, corpus: Path, backbone: str) -> int:
+    """Run what reads an intermediate of `kind`, through the command line as a rule runs it: its exit status."""
+    from sentaug.cli import main
+
+    run_spec = spec(positive={"source": "cache", "augmentation": "word_deletion"}, batch_size=4)
+    common = ["--corpus", str(corpus), "--backbone", backbone, "--dev-data", str(root), "--out", str(root / "run")]
+    args = {"cache": ["train", "--spec", json.dumps(run_spec), "--positives", str(root / "cache.parquet"), *common],
+            "tokens": ["train", "--spec", json.dumps(spec(method="simcse", positive={"source": "dropout"})),
+                       "--tokens", str(root / "tokens.npz"), *common],
+            "index": ["train", "--spec", json.dumps(spec(method="simcse", positive={"source": "dropout"}, negatives={
+                "source": "retrieved", "mode": "top_k_uniform", "k": 2, "s": 1})), "--index", str(root / "index.npz"),
+                *common],
+            "parse": ["augment", "punctuation_insertion", "--corpus", str(corpus), "--parse", str(root / "corpus.spacy"),
+                      "--seed", "1", "--out", str(root / "pi.parquet")],
+            "result": ["report", "table", "--paper-file", str(ROOT / "papers/sda.yaml"), "--table", "table4",
+                       "--inputs", json.dumps({"rows": {str(i): [str(root / "sts.json")] for i in range(10)}}),
+                       "--scale", "demo", "--out", str(root / "t4.tex")]}[kind]
+    return main(args)
+
+
+FILES = {"cache": "cache.parquet", "parse": "corpus.spacy", "tokens": "tokens.npz", "index": "index.npz",
+         "result": "sts.json"}
+
+
+# A JSON result has no digest: a flipped byte may still parse (a digit changed), truncation cannot.
+@pytest.mark.parametrize("kind, damage", [(k, d) for k in FILES for d in DAMAGES
+                                          if (k, d) != ("result", "one byte flipped")])
+def test_a_damaged_intermediate_is_named_with_what_to_do(intermediates, kind, damage, capsys):
+    """The reader fails in one line naming the damaged file and the fix (a truncated cache once failed a training
+    job with pyarrow's "Parquet magic bytes not found in footer", naming no file); nothing else is written."""
+    root, corpus, backbone = intermediates
+    path = root / FILES[kind]
+    if kind == "cache" and damage == "one byte flipped":   # same size: only the sidecar's sha256 can tell
+        assert json.loads((root / "cache.json").read_text())["cache_sha256"] == hashlib.sha256(
+            path.read_bytes()).hexdigest()
+    intact = path.read_bytes()
+    try:
+        DAMAGES[damage](path)
+        capsys.readouterr()
+        assert _read_back(kind, root, corpus, backbone) == 2
+        err = capsys.readouterr().err
+        (line,) = [ln for ln in err.splitlines() if ln.startswith("sentaug ")]      # one line, no traceback
+        assert "Traceback" not in err and f"{path} is damaged" in line, err
+        assert line.endswith(f"Delete it (rm {path}) and run the same command again: Snakemake rebuilds it")
+        assert not any((root / name).exists() for name in ("run", "pi.parquet", "t4.tex", "t4.csv"))
+    finally:
+        path.write_bytes(intact)

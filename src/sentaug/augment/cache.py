@@ -12,7 +12,8 @@ Format (every augmentation, present and future, writes this):
   distance and mean length change (whitespace tokens, over all lines), augmentation name/family/params,
   seed, corpus path and sha256, flag counts, parse provenance.
   With a tokenizer (``sentaug augment --tokenizer``), also ``tokens``: the mean length change in that
-  tokenizer's tokens (over all lines) and the tokenizer used.
+  tokenizer's tokens (over all lines) and the tokenizer used. ``cache_bytes`` and ``cache_sha256``: the
+  parquet's size and digest, against which every reader checks it (`sentaug.intermediates.read_cache`).
 
 Randomness: line i gets its own ``random.Random(f"{seed}:{i}")``, so the output does not depend on the
 number of processes or the order lines are processed in, and two seeds give different caches. Batched
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..data.corpus import Line, flag_counts, read_corpus
+from ..intermediates import file_digest
 from ..io import atomic_path, sha256_file, write_json
 from . import registry
 from .parse import chunks, load_parse, map_chunks, model_info, parse_texts, worker_nlp
@@ -261,5 +263,6 @@ def build_cache(name: str, corpus: str | os.PathLike, out: str | os.PathLike, se
     out = Path(out)
     with atomic_path(out) as tmp:
         table.to_parquet(tmp, index=False)
+        stats.update(file_digest(tmp, "cache"))
     write_json(out.with_suffix(".json"), stats)
     return stats

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..data.corpus import Line, flag_counts, read_corpus
-from ..io import atomic_path, read_json, sha256_file, write_json
+from ..io import atomic_path, sha256_file, write_json
 
 CHUNK = 2000          # lines per task sent to a worker (fixed: the output must not depend on workers)
 BATCH_SIZE = 256      # nlp.pipe batch size
@@ -167,10 +167,13 @@ class ParsedCorpus:
     def __init__(self, path: str | os.PathLike):
         from spacy.tokens import DocBin
 
+        from ..intermediates import read_result, reading
+
         self.path = Path(path)
-        self.docbin = DocBin(store_user_data=True).from_disk(self.path)
+        with reading(self.path, "cached parse"):      # zlib-compressed: its Adler-32 catches a damaged one
+            self.docbin = DocBin(store_user_data=True).from_disk(self.path)
         mp_ = meta_path(self.path)
-        self.meta = read_json(mp_) if mp_.exists() else {}
+        self.meta = read_result(mp_, "cached parse provenance") if mp_.exists() else {}
 
     def __len__(self) -> int:
         return len(self.docbin)

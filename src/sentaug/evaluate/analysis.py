@@ -327,12 +327,10 @@ def read_labelled_csv(path: str | os.PathLike) -> tuple[list[str], np.ndarray]:
 
 def read_cache_rows(path: str | os.PathLike):
     """An augmentation cache (checked) and the mask of its usable rows: changed, neither side blank."""
-    import pandas as pd
+    from ..intermediates import read_cache
 
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: augmentation cache not found")
-    df = pd.read_parquet(path)
+    df = read_cache(path)
     missing = {"original", "augmented", "changed"} - set(df.columns)
     if missing:
         raise ValueError(f"{path}: missing column(s) {', '.join(sorted(missing))}")

@@ -1,9 +1,58 @@
 """`sentaug evaluate <suite>`: the evaluation suites' commands (their handlers and arguments), added to the
-command line by `sentaug.cli`. Handlers import their suite lazily, like every handler of the command line."""
+command line by `sentaug.cli`. Handlers import their suite lazily, like every handler of the command line.
+
+For a model of your own: `--pooler` defaults to the one the run was selected with (its train_summary.json),
+else cls_before_pooler; without `--data` the suite's data sets are fetched once, through `sentaug.data.download`
+(the mirror, $SENTAUG_MIRROR, where it holds them, else the official addresses, every file checked against its
+pin), into `data_home()`. The rules always pass both.
+"""
 from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..cli_args import default_pooler, hidden_alias, model_arg, pooler_arg
+
+# The data sources (sentaug/data/sources.yaml) each suite reads, fetched when --data is not given.
+SUITE_SOURCES = {"sts": ["senteval"], "cnsd": ["cnsd"], "transfer": ["transfer"], "clustering": ["clustering"],
+                 "intent": ["intent"], "glue": ["glue"], "cola": ["glue/CoLA"],
+                 "nli": ["nli/anli", "nli/snli_senteval"], "analysis": ["senteval", "clustering", "nli/snli_senteval"]}
+
+
+def data_home(origin: str = "official") -> Path:
+    """Where data fetched for `sentaug evaluate` lives: $SENTAUG_DATA, else ~/.cache/sentaug/data (XDG), one folder
+    per origin, laid out as the workflow's data folders."""
+    root = os.environ.get("SENTAUG_DATA") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / \
+        "sentaug" / "data"
+    return Path(root) / origin
+
+
+def suite_data(suite: str, data: str | None, origin: str = "official", tasks=None) -> str:
+    """`data` if given; else the data home, after fetching whichever of the suite's sources it lacks (of GLUE,
+    only the `tasks` asked for: MNLI and QQP alone are hundreds of MB)."""
+    if data:
+        return data
+    from ..data.download import fetch, load_sources, source_names
+
+    home, sources = data_home(origin), load_sources()
+    groups = [f"glue/{t}" for t in _task_list(tasks)] if suite == "glue" and tasks else SUITE_SOURCES[suite]
+    for group in groups:
+        for name in source_names(group, origin, sources):
+            if not all((home / output).exists() for output in sources[origin][name]["outputs"]):
+                print(f"fetching {name} ({origin}) into {home}", flush=True)
+                fetch(name, home, origin=origin)
+    return str(home)
+
+
+def _resolved(a, suite: str):
+    """The model's pooler and the suite's data folder, as `sentaug evaluate` fills them in (module docstring)."""
+    a.pooler = default_pooler(a.model, a.pooler)
+    a.data = suite_data(suite, a.data, a.origin, getattr(a, "tasks", None))
+    return a
 
 
 def cmd_evaluate_sts(a):
+    a = _resolved(a, "sts")
     from .sts import evaluate_sts_cli
 
     evaluate_sts_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, batch_size=a.batch_size,
@@ -11,6 +60,7 @@ def cmd_evaluate_sts(a):
 
 
 def cmd_evaluate_cnsd(a):
+    a = _resolved(a, "cnsd")
     from .cnsd import evaluate_cnsd_cli
 
     evaluate_cnsd_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, batch_size=a.batch_size,
@@ -18,6 +68,7 @@ def cmd_evaluate_cnsd(a):
 
 
 def cmd_evaluate_transfer(a):
+    a = _resolved(a, "transfer")
     from .transfer import evaluate_transfer_cli
 
     evaluate_transfer_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, mode=a.mode, tasks=a.tasks,
@@ -25,6 +76,7 @@ def cmd_evaluate_transfer(a):
 
 
 def cmd_evaluate_clustering(a):
+    a = _resolved(a, "clustering")
     from .clustering import evaluate_clustering_cli
 
     evaluate_clustering_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, datasets=a.tasks,
@@ -33,6 +85,7 @@ def cmd_evaluate_clustering(a):
 
 
 def cmd_evaluate_intent(a):
+    a = _resolved(a, "intent")
     from .intent import evaluate_intent_cli
 
     evaluate_intent_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, datasets=a.tasks,
@@ -45,6 +98,7 @@ def _task_list(tasks):
 
 
 def cmd_evaluate_glue(a):
+    a = _resolved(a, "glue")
     from .glue import evaluate_glue_cli
 
     evaluate_glue_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, tasks=_task_list(a.tasks),
@@ -55,6 +109,7 @@ def cmd_evaluate_glue(a):
 
 
 def cmd_evaluate_analysis(a):
+    a = _resolved(a, "analysis")
     from .analysis import evaluate_analysis_cli
 
     evaluate_analysis_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, parts=_task_list(a.tasks),
@@ -65,88 +120,85 @@ def cmd_evaluate_analysis(a):
 
 
 def cmd_evaluate_nli(a):
+    a = _resolved(a, "nli")
     from .nli import evaluate_nli_cli
 
-    sets = dict(item.split("=", 1) for item in a.set or [])
+    sets = dict(item.split("=", 1) for item in a.triplets or [])
     evaluate_nli_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, sets=sets,
                      anli_splits=tuple(a.anli_splits), iso_sample=a.iso_sample, gh_sample=a.gh_sample, seed=a.seed,
                      batch_size=a.batch_size, device=a.device, scale=a.scale)
 
 
 def cmd_evaluate_cola(a):
+    a = _resolved(a, "cola")
     from .cola import evaluate_cola_cli
 
     evaluate_cola_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, C=a.C, max_iter=a.max_iter,
                       batch_size=a.batch_size, device=a.device, scale=a.scale)
 
 
-def _suite_args(parser, data_help: str) -> None:
-    """The arguments every `evaluate SUITE` shares (same as `evaluate sts`), plus --tasks."""
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--pooler", required=True,
-                        choices=["cls", "cls_before_pooler", "avg", "avg_top2", "avg_first_last", "avg_emb_last"])
-    parser.add_argument("--data", required=True, help=data_help)
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--tasks", nargs="+", help="a subset of the suite's tasks / data sets (default: all)")
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--device", default=None)
+def _suite_args(parser, data_help: str, tasks: bool = True) -> None:
+    """The arguments every `evaluate SUITE` shares, plus --tasks."""
+    model_arg(parser, "the model to evaluate (Hugging Face layout): a trained run or a backbone")
+    pooler_arg(parser)
+    parser.add_argument("--data", help=f"data folder ({data_help}); default: fetched once into $SENTAUG_DATA, "
+                                       "else ~/.cache/sentaug/data, from the mirror or the official addresses")
+    parser.add_argument("--origin", choices=["official", "demo"], default="official",
+                        help="without --data: the official data sets, or the bundled demo data (default: official)")
+    parser.add_argument("--out", required=True, help="JSON of the results")
+    if tasks:
+        parser.add_argument("--tasks", nargs="+", help="a subset of the suite's tasks / data sets (default: all)")
+    parser.add_argument("--batch-size", type=int, default=128, help="sentences per forward pass (default: 128)")
+    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda where there is one)")
     parser.add_argument("--scale", default=None, help="recorded in the output")
-
 
 
 def add_evaluate_commands(sub) -> None:
     """`evaluate` and one subcommand per suite, under the command line's subparsers `sub`."""
-    ev = sub.add_parser("evaluate", help="evaluation suites")
-    evs = ev.add_subparsers(dest="suite", required=True)
+    ev = sub.add_parser("evaluate", help="score a model on an evaluation suite (STS, transfer, clustering, intent, "
+                                         "GLUE, ...)")
+    evs = ev.add_subparsers(dest="suite", required=True, metavar="SUITE")
     sts = evs.add_parser("sts", help="STS12-16 ('all' setting), STS-B and SICK-R, SimCSE's SentEval protocol")
-    sts.add_argument("--model", required=True)
-    sts.add_argument("--pooler", required=True,
-                     choices=["cls", "cls_before_pooler", "avg", "avg_top2", "avg_first_last", "avg_emb_last"])
-    sts.add_argument("--data", required=True, help="folder laid out like ../shared/data (sts/, sick/)")
-    sts.add_argument("--out", required=True)
-    sts.add_argument("--batch-size", type=int, default=128)
-    sts.add_argument("--device", default=None)
-    sts.add_argument("--scale", default=None, help="recorded in the output")
+    _suite_args(sts, "sts/, sick/", tasks=False)
     sts.add_argument("--lowercase", action="store_true",
                      help="lower-case every sentence first (CARDS Table 4: upper case ignored in evaluation)")
     sts.set_defaults(func=cmd_evaluate_sts)
     cn = evs.add_parser("cnsd", help="Chinese STS-B (CNSD) test and dev, Spearman x100 of cosine (SDA Table 5)")
-    _suite_args(cn, "folder laid out like ../shared/data (cnsd/cnsd-sts-{dev,test}.txt)")
+    _suite_args(cn, "cnsd/cnsd-sts-{dev,test}.txt")
     cn.set_defaults(func=cmd_evaluate_cnsd)
     tr = evs.add_parser("transfer", help="SentEval transfer: MR CR SUBJ MPQA SST2 TREC MRPC (logistic regression)")
-    _suite_args(tr, "folder laid out like ../shared/data (transfer/)")
+    _suite_args(tr, "transfer/")
     tr.add_argument("--mode", choices=["fast", "test"], default="fast", help="k = 5 (fast) or 10 (test) folds")
     tr.add_argument("--solver", choices=["senteval", "lbfgs"], default="senteval",
                     help="SentEval's early-stopped classifier (default) or the same objective solved by L-BFGS")
     tr.set_defaults(func=cmd_evaluate_transfer)
     cl = evs.add_parser("clustering", help="short-text clustering: K-means over seeds, Hungarian accuracy/NMI/ARI")
-    _suite_args(cl, "folder laid out like ../shared/data (clustering/)")
+    _suite_args(cl, "clustering/")
     cl.add_argument("--seeds", type=int, default=10, help="K-means runs (seeds 0..N-1)")
     cl.add_argument("--n-init", type=int, default=1, help="k-means++ restarts per run")
     cl.set_defaults(func=cmd_evaluate_clustering)
     it = evs.add_parser("intent", help="few-shot intent classification (K = 5/10/20, 5 fixed splits)")
-    _suite_args(it, "folder laid out like ../shared/data (intent/)")
+    _suite_args(it, "intent/")
     it.add_argument("--iterations", type=int, default=1000,
                     help="linear-layer iterations per split (VaSCL: 1000; fewer only for demo runs)")
     it.set_defaults(func=cmd_evaluate_intent)
     gl = evs.add_parser("glue", help="GLUE fine-tuning (CLEAR Table 1 / CARDS Table 6), optional R-drop + switch-case")
-    _suite_args(gl, "folder laid out like ../shared/data (glue/<TASK>/train.tsv, dev.tsv)")
+    _suite_args(gl, "glue/<TASK>/train.tsv, dev.tsv")
     gl.add_argument("--max-steps", type=int, default=None, help="optimiser steps per task (overrides --epochs)")
-    gl.add_argument("--epochs", type=float, default=3.0)
-    gl.add_argument("--lr", type=float, default=2e-5)
-    gl.add_argument("--train-batch-size", type=int, default=32)
-    gl.add_argument("--max-seq-length", type=int, default=128)
+    gl.add_argument("--epochs", type=float, default=3.0, help="fine-tuning epochs per task (default: 3)")
+    gl.add_argument("--lr", type=float, default=2e-5, help="fine-tuning learning rate (default: 2e-5)")
+    gl.add_argument("--train-batch-size", type=int, default=32, help="fine-tuning batch size (default: 32)")
+    gl.add_argument("--max-seq-length", type=int, default=128, help="token limit (default: 128)")
     gl.add_argument("--rdrop", type=float, default=0.0, metavar="ALPHA", help="weight of R-drop's symmetric KL")
     gl.add_argument("--switch-case", type=float, default=0.0, metavar="P",
                     help="switch-case probability on the second R-drop pass (CARDS Table 6)")
     gl.add_argument("--train-on-dev", action="store_true",
                     help="smoke test only: fine-tune on the dev split when a task has no train.tsv")
-    gl.add_argument("--seed", type=int, default=42)
+    gl.add_argument("--seed", type=int, default=42, help="fine-tuning seed (default: 42)")
     gl.set_defaults(func=cmd_evaluate_glue)
     an = evs.add_parser("analysis", help="alignment/uniformity, StackOverflow neighbourhoods, augmentation "
                                          "cosine, COND-HM/SVG/GH, perplexity difference")
-    _suite_args(an, "folder laid out like ../shared/data (sts/STSBenchmark, clustering/stackoverflow.csv, "
-                    "nli/snli_senteval)")
+    _suite_args(an, "sts/STSBenchmark, clustering/stackoverflow.csv, nli/snli_senteval")
     an.add_argument("--augmentations", nargs="+", metavar="FILE.parquet",
                     help="augmentation caches (columns original, augmented, changed)")
     an.add_argument("--k", type=int, nargs="+", default=[1, 5, 10, 20, 50, 100], help="top-K for neighbourhoods")
@@ -156,23 +208,23 @@ def add_evaluate_commands(sub) -> None:
                     help="rows per sample for the GH (bottleneck) distance (0: skip it)")
     an.add_argument("--nli-limit", type=int, default=None, help="premises used for the NLI distances (default: all)")
     an.add_argument("--lm", default="gpt2", help="causal LM (HF id or folder) for perplexity; 'none' to skip")
-    an.add_argument("--seed", type=int, default=0)
+    an.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
     an.set_defaults(func=cmd_evaluate_analysis)
 
     nl = evs.add_parser("nli", help="ANLI entailment-vs-contradiction score and A/E/C isomorphism of NLI triplet "
                                     "sets (AugCSE Tables 1 and 15)")
-    _suite_args(nl, "folder laid out like ../shared/data (nli/anli, nli/snli_senteval, nli/simcse)")
-    nl.add_argument("--set", action="append", metavar="NAME=SET",
-                    help="a triplet set for the isomorphism part, e.g. nli=snli anli=anli_devtest (repeatable)")
+    _suite_args(nl, "nli/anli, nli/snli_senteval, nli/simcse")
+    hidden_alias(nl.add_argument("--triplets", "--set", dest="triplets", action="append", metavar="NAME=SET",
+                                 help="a triplet set for the isomorphism part, e.g. nli=snli (repeatable)"), "--set")
     nl.add_argument("--anli-splits", nargs="+", default=["dev", "test"],
                     help="ANLI splits scored (dev, test, train, or R1/dev, ...)")
     nl.add_argument("--iso-sample", type=int, default=5000, help="triplets used per set for the isomorphism")
     nl.add_argument("--gh-sample", type=int, default=500, help="rows per sample for the GH (bottleneck) distance")
-    nl.add_argument("--seed", type=int, default=0)
+    nl.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
     nl.set_defaults(func=cmd_evaluate_nli)
     co = evs.add_parser("cola", help="CoLA probe: logistic regression on frozen embeddings, dev accuracy "
                                      "(AugCSE Table 1)")
-    _suite_args(co, "folder laid out like ../shared/data (glue/CoLA/train.tsv, dev.tsv)")
+    _suite_args(co, "glue/CoLA/train.tsv, dev.tsv")
     co.add_argument("--C", type=float, default=1.0, help="inverse L2 strength (scikit-learn's C)")
-    co.add_argument("--max-iter", type=int, default=1000)
+    co.add_argument("--max-iter", type=int, default=1000, help="solver iterations (default: 1000)")
     co.set_defaults(func=cmd_evaluate_cola)

@@ -212,6 +212,7 @@ def build_index(corpus_path, backbone_dir, pooler: str, k: int, out, batch_size:
     import torch
 
     from ..data.corpus import read_corpus
+    from ..intermediates import file_digest
     from ..io import atomic_path, sha256_file, write_json
     from ..models.encoder import embed, load_pretrained, pick_device
 
@@ -250,6 +251,7 @@ def build_index(corpus_path, backbone_dir, pooler: str, k: int, out, batch_size:
         "torch_threads": torch.get_num_threads(),
         "seconds": {"load": round(t1 - t0, 3), "embed": round(t2 - t1, 3), "search": round(t3 - t2, 3),
                     "total": round(time.perf_counter() - t0, 3)},
+        **file_digest(out, "index"),        # what load_index checks the index against
     }
     write_json(json_path(out), meta)
     return meta

@@ -54,18 +54,19 @@ class RetrievalIndex:
 
 def load_index(path: str | os.PathLike) -> RetrievalIndex:
     """Read an index written by `build_index` (the JSON beside it is optional)."""
-    from ..io import read_json
+    from ..intermediates import check_digest, read_result, reading
 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"retrieval index not found: {path}")
-    with np.load(path) as z:
+    meta = read_result(json_path(path), "retrieval index provenance") if json_path(path).is_file() else {}
+    check_digest(path, meta, "retrieval index", "index")
+    with reading(path, "retrieval index"), np.load(path) as z:    # a zip: each member read is CRC-checked
         missing = {"neighbours", "scores", "row_of_line", "line_of_row", "sentence_bytes",
                    "sentence_offsets"} - set(z.files)
         if missing:
-            raise ValueError(f"{path} is not a retrieval index (missing {', '.join(sorted(missing))})")
+            raise ValueError(f"not a retrieval index (missing {', '.join(sorted(missing))})")
         arrays = {name: z[name] for name in z.files}
-    meta = read_json(json_path(path)) if json_path(path).is_file() else {}
     return RetrievalIndex(arrays["neighbours"], arrays["scores"], arrays["row_of_line"], arrays["line_of_row"],
                           unpack_sentences(arrays["sentence_bytes"], arrays["sentence_offsets"]), meta)
 

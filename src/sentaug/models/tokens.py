@@ -182,13 +182,15 @@ class TokenTable:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"token file not found: {path}")
-        with np.load(path) as z:
+        from ..intermediates import reading
+
+        with reading(path, "token file"), np.load(path) as z:    # a zip: each member read is CRC-checked
             missing = {"ids", "offsets", "text_bytes", "text_offsets", "meta"} - set(z.files)
             if missing:
-                raise ValueError(f"{path} is not a token file (missing {', '.join(sorted(missing))})")
+                raise ValueError(f"not a token file (missing {', '.join(sorted(missing))})")
             meta = json.loads(str(z["meta"]))
             if meta.get("format") != FORMAT:
-                raise ValueError(f"{path}: token file format {meta.get('format')}, expected {FORMAT}: rebuild it")
+                raise ValueError(f"token file format {meta.get('format')}, expected {FORMAT}")
             meta["path"] = str(path)
             return cls(_unpack(z["text_bytes"], z["text_offsets"]), z["ids"], z["offsets"], meta)
 
@@ -245,9 +247,9 @@ def texts_of(path: str | os.PathLike) -> list[str]:
     """The texts a token file is built from: a corpus's lines (.txt) or a cache's augmented column (.parquet)."""
     path = Path(path)
     if path.suffix == ".parquet":
-        import pandas as pd
+        from ..intermediates import read_cache
 
-        return pd.read_parquet(path, columns=["augmented"])["augmented"].tolist()
+        return read_cache(path, columns=["augmented"])["augmented"].tolist()
     from ..data.corpus import read_corpus
 
     return [line.text for line in read_corpus(path)]

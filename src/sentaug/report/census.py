@@ -29,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io import read_json, write_json
+from ..intermediates import read_cache, read_result
+from ..io import write_json
 
 COLUMNS = [("share_changed", "Changed \\%"), ("mean_token_edit_distance", "Edit dist."),
            ("mean_length_change", "$\\Delta$ words"), ("mean_length_change_tokens", "$\\Delta$ tokens"),
@@ -54,15 +55,11 @@ def sample_rows(n_lines: int, ok: np.ndarray, max_lines: int | None, seed: int =
 def embedding_stats(cache: str | os.PathLike, model_dir: str | os.PathLike, out: str | os.PathLike,
                     max_lines: int | None = 2000, batch_size: int = 128, device: str | None = None) -> dict:
     """Step 1 (module docstring): cosine original/augmented and token length change for one cache."""
-    import pandas as pd
-
     from ..augment.cache import token_lengths
     from ..augment.token_sequences import TOKENS_PREFIX
     from ..models.encoder import embed, load_pretrained
 
-    if not Path(cache).is_file():
-        raise FileNotFoundError(f"augmentation cache {cache} not found")
-    table = pd.read_parquet(cache)
+    table = read_cache(cache)
     missing = {"original", "augmented", "changed", "flag"} - set(table.columns)
     if missing:
         raise ValueError(f"{cache}: not an augmentation cache (no column {sorted(missing)[0]!r})")
@@ -115,7 +112,7 @@ def census_records(inputs: dict, conformance: dict | None = None) -> list[dict]:
     ValueError naming the file."""
     records = []
     for name, files in inputs.items():
-        stats, emb = read_json(files["stats"]), read_json(files["embedding"])
+        stats, emb = read_result(files["stats"]), read_result(files["embedding"])
         try:
             rec = {"augmentation": name, "op": stats["augmentation"], "family": stats["family"],
                    "params": json.dumps(stats["params"], sort_keys=True), "seed": stats["seed"], "n": stats["n"],
@@ -177,7 +174,7 @@ def render_census(inputs: str, out: str | os.PathLike, scale: str) -> list[dict]
     from .tables import write_table
 
     spec = json.loads(inputs)
-    conformance = read_json(spec["conformance"])["augmentations"] if spec.get("conformance") else None
+    conformance = read_result(spec["conformance"])["augmentations"] if spec.get("conformance") else None
     records = census_records(spec["rows"], conformance)
     meta = dict(spec.get("meta", {}))
     meta.setdefault("n_cosine", max((r["n_cosine"] for r in records), default=0))

@@ -38,7 +38,8 @@ import statistics
 from pathlib import Path
 
 from .. import config as sc
-from ..io import atomic_path, read_json
+from ..intermediates import read_result
+from ..io import atomic_path
 from . import panels_augmentation, panels_embedding
 from .panels_embedding import PANEL
 from .sources import canonical_method, metric_file, metric_value, pretrained_metric_file
@@ -200,7 +201,7 @@ def token_pca_points(wf, paper: str, panel: dict) -> list[dict]:
 def _token_pca_records(point: dict) -> list[dict]:
     """One record per token: its category (series), PCA coordinates (x, y) and corpus frequency; then the
     separation scores of the analysis (series `separation`, metric = the score's name, value in `mean`)."""
-    result = read_json(point["files"][0])
+    result = read_result(point["files"][0])
     t = result["tokens"]
     records = [{"series": c, "x": x, "y": y, "frequency": f, "token": tok, "metric": point["metric"],
                 "method": point["method"], "file": point["files"][0]}
@@ -271,7 +272,7 @@ def summarise_points(points: list[dict]) -> list[dict]:
     """One record per point: mean and sample sd over its files (seeds), n, the paper's value."""
     records = []
     for p in points:
-        values = [metric_value(read_json(f), p["metric"]) for f in p["files"]]
+        values = [metric_value(read_result(f), p["metric"]) for f in p["files"]]
         records.append({"series": p["series"], "x": p["x"], "metric": p["metric"], "method": p["method"],
                         "mean": statistics.fmean(values), "sd": statistics.stdev(values) if len(values) > 1 else None,
                         "n": len(values), "paper": p.get("paper"), "baseline": bool(p.get("baseline"))})

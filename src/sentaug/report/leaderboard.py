@@ -16,7 +16,8 @@ import statistics
 from pathlib import Path
 
 from .. import config as sc
-from ..io import atomic_path, read_json
+from ..intermediates import read_result
+from ..io import atomic_path
 from .sources import metric_value
 from .stats import Interval, paired_difference, t_interval
 
@@ -131,9 +132,9 @@ def leaderboard_records(spec: dict, rows: list[dict], scale: str, backbone: str,
     for row in rows:
         for metric, cell in row["cells"].items():
             sources[row["label"], metric] = (row["seeds"] or [None], cell["files"],
-                                             lambda f, metric=metric: metric_value(read_json(f), metric))
+                                             lambda f, metric=metric: metric_value(read_result(f), metric))
         sources[row["label"], TRAIN_TIME] = (row["seeds"], row["train"],
-                                             lambda f: float(read_json(f)["train_seconds"]))
+                                             lambda f: float(read_result(f)["train_seconds"]))
     values, pending = {}, {}    # per cell: {seed: value}, or None and "k/n" while it is pending
     for key, (seeds, paths, read) in sources.items():
         written = sum(Path(f).exists() for f in paths) if partial else len(paths)

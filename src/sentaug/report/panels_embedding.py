@@ -23,7 +23,7 @@ import statistics
 
 import numpy as np
 
-from ..io import read_json
+from ..intermediates import read_result
 from .sources import metric_file, pretrained_metric_file
 
 # In a panel's note, where the panel's name goes: the caption names every panel that shares the note once.
@@ -67,7 +67,7 @@ def read_value(point: dict) -> list[dict]:
     """One record: the mean (over `paths`) of each file, then mean and sample sd over the files (seeds)."""
     per_file = []
     for f in point["files"]:
-        data = read_json(f)
+        data = read_result(f)
         vals = [_walk(data, path, f) for path in point["paths"]]
         per_file.append(None if any(v is None for v in vals) else statistics.fmean(vals))
     mean, sd, n = _summary(per_file)
@@ -187,7 +187,7 @@ def nli_histograms(d_e: np.ndarray, d_c: np.ndarray, show: str) -> dict[str, tup
 
 def read_nli(point: dict) -> list[dict]:
     """Per label and bin: the density, mean and sd over the files (seeds); then the summary statistics."""
-    show, runs = point["metric"], [read_json(f) for f in point["files"]]
+    show, runs = point["metric"], [read_result(f) for f in point["files"]]
     for f, r in zip(point["files"], runs):
         if "nli" not in r:
             raise KeyError(f"{f}: no 'nli' part ({r.get('skipped', {}).get('nli', 'not computed')})")
@@ -248,7 +248,7 @@ def projection_points(wf, paper: str, panel: dict) -> list[dict]:
 def read_projection(point: dict) -> list[dict]:
     """One record per projected sentence: its label and coordinates, as `sentaug project` wrote them."""
     (f,) = point["files"]
-    data = read_json(f)
+    data = read_result(f)
     if not len(data["labels"]) == len(data["x"]) == len(data["y"]):
         raise ValueError(f"{f}: labels and coordinates differ in length")
     return [{"series": lab, "x": x, "y": y, "metric": point["metric"], "method": point["method"], "mean": None,

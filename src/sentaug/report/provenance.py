@@ -8,10 +8,12 @@ folders (sts/, sick/, wiki/, ...), so two builds that read the same bytes show t
 """
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
 import platform
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -52,6 +54,44 @@ def environment() -> dict:
             versions[name] = "not installed"
     return {"versions": versions, "platform": platform.platform(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "executable": sys.executable}
+
+
+# The columns of a table's CSV that say when, where and from which commit it was built (docs/results.md reads
+# them); they differ between two builds of the same numbers.
+STAMP_COLUMNS = ("built", "machine", "commit")
+
+
+def build_stamp() -> dict:
+    """When (UTC), on what machine and from which commit of this checkout an output is being built."""
+    return {"built": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "machine": machine(), "commit": commit()}
+
+
+def machine() -> str:
+    """The machine in words: system, architecture, CPU model and count (no host name)."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+    except OSError:
+        pass
+    return f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs" + (f" ({model})" if model else "")
+
+
+def commit(src: Path = Path(__file__).resolve().parents[3]) -> str:
+    """The git commit of the checkout this package runs from (`-dirty` with uncommitted changes to tracked
+    files), or "unknown" outside a git checkout."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True, timeout=30)
+
+    try:
+        head = git("rev-parse", "--short=12", "HEAD")
+        if head.returncode != 0:
+            return "unknown"
+        dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return head.stdout.strip() + ("-dirty" if dirty else "")
 
 
 def _read(path: Path) -> dict | None:

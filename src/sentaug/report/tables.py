@@ -14,7 +14,8 @@ import statistics
 from pathlib import Path
 
 from ..config import ADDED_NOTE, add_table_rows, iter_rows, load_yaml
-from ..io import atomic_path, read_json
+from ..intermediates import read_result
+from ..io import atomic_path
 from .kinds import table_kind
 
 
@@ -29,7 +30,7 @@ def load_result(entry):
     if isinstance(entry, dict):
         return {name: load_result(path) for name, path in entry.items()}
     path = Path(entry)
-    return read_json(path / "train_summary.json" if path.is_dir() else path)
+    return read_result(path / "train_summary.json" if path.is_dir() else path)
 
 
 def table_rows(paper: dict, table_name: str, inputs: dict) -> list[dict]:
@@ -140,12 +141,17 @@ def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, me
 
 
 def write_table(out: str | Path, records: list[dict], scale: str, tex: str):
-    """Write `out` (.tex) and the records as a .csv beside it (with their scale), both atomically."""
+    """Write `out` (.tex) and the records as a .csv beside it (with their scale, and when, where and from which
+    commit they were built: `provenance.build_stamp`), both atomically."""
     import pandas as pd
+
+    from .provenance import build_stamp
 
     out = Path(out)
     frame = pd.DataFrame(records)
     frame.insert(0, "scale", scale)
+    for column, value in build_stamp().items():
+        frame[column] = value
     with atomic_path(out.with_suffix(".csv")) as tmp:
         frame.to_csv(tmp, index=False)
     with atomic_path(out) as tmp:

@@ -93,13 +93,13 @@ def training_data(spec: dict, corpus: str | Path, caches: list[str] | None = Non
 
 
 def _read_cache(path: str | Path):
-    import pandas as pd
-    import pyarrow.parquet as pq
+    """A cache's columns, checked against its digest: a damaged one is named, with what to do."""
+    from ..intermediates import cache_columns, read_cache
 
     columns = ["original", "augmented", "changed", "flag"]
-    if "anchor" in pq.read_schema(path).names:
+    if "anchor" in cache_columns(path):
         columns.insert(1, "anchor")
-    return pd.read_parquet(path, columns=columns)
+    return read_cache(path, columns=columns)
 
 
 def _lower(texts: list[str]) -> list[str]:

@@ -1,0 +1,217 @@
+"""`sentaug docs cli|results`: the two pages of docs/ that are generated, never written by hand, so that they
+cannot drift from what they describe.
+
+- docs/cli.md, from the command line's parser (`make docs-cli`); tests/test_cli.py checks it is in sync.
+- docs/results.md, from the tables built (`make docs-results`): every cell of every paper table beside the
+  paper's, read from results/tables/<paper>/<table>.csv, at the scale each was last built, with the date,
+  machine and commit its CSV records (`sentaug.report.provenance.build_stamp`). A table not built shows the
+  paper's numbers alone.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from pathlib import Path
+
+from .io import atomic_path
+
+CLI_HEADER = """# Command line reference
+
+Generated from the parser by `make docs-cli` (`sentaug docs cli --out docs/cli.md`): do not edit by hand;
+`tests/test_cli.py` fails when it is out of date. The Snakemake rules run these commands with every argument
+given; the ones for people are `sentaug list`, `sentaug evaluate` (a model of your own: `--pooler` and `--data`
+have defaults) and `sentaug report leaderboard-progress`. A flag means the same thing in every command:
+`--model` a model folder, `--spec` inline JSON or a file, `--paper-file` a papers/ YAML, `--data` a data folder
+laid out as the workflow's (`sentaug download`), `--out` the file written (atomically).
+
+Examples (`DIR` a data folder, `MODEL` a model folder):
+
+```bash
+sentaug list tables                                                          # what can be built, and what is
+sentaug evaluate sts --model MODEL --out FILE.json [--lowercase]             # STS12-16, STS-B, SICK-R
+sentaug evaluate cnsd --model MODEL --data DIR --out FILE.json               # Chinese STS-B
+sentaug evaluate nli --model MODEL --data DIR --triplets nli=snli --triplets anli=anli_devtest --out FILE.json
+sentaug evaluate cola --model MODEL --data DIR --out FILE.json
+sentaug download transfer --out DIR [--mirror MIRROR]                        # a source (or a group: glue)
+sentaug data-stats sts --data DIR --out FILE.json                            # SDA T2 / VaSCL T4 (clustering)
+sentaug augment --list
+sentaug augment punctuation_insertion --corpus FILE --seed 1 --out FILE.parquet
+sentaug augment switch_case --corpus FILE --seed 1 --param p=0.05 --param version=v1 --tokenizer MODEL --out FILE.parquet
+sentaug augment-cosine --cache FILE.parquet --model MODEL --out FILE.json     # census: cosine + token length change
+sentaug report census --inputs JSON --scale demo --out results/tables/augmentations.tex
+sentaug conformance --out FILE.json      # agreement with the code the papers ran, on stored reference cases
+sentaug tokenization-effects --corpus FILE --tokenizer mirror:roberta-base-tokenizer --out FILE.json  # CARDS T1
+sentaug token-pca --model MODEL --corpus FILE --out FILE.json                 # CARDS F1: token-embedding PCA
+sentaug report leaderboard --paper-file papers/leaderboard.yaml --board B --inputs JSON --scale S --out T.tex --figure F.pdf
+sentaug report leaderboard-progress --board B --scale S      # a board from the result files written so far
+sentaug report page --kind table|figure|leaderboard --name N --csv FILE --inputs JSON --scale S --out P.html
+sentaug project --model MODEL --caches A.parquet B.parquet --method pca --out FILE.json
+sentaug index --corpus FILE --model MODEL --k 64 --out FILE.npz              # CARDS retrieval
+sentaug train --spec JSON|FILE --corpus FILE --model MODEL --dev-data DIR --out DIR [--positives FILE.parquet ...] [--index FILE.npz] [--tokens FILE.npz ...]
+sentaug nli-triplets --set snli [--sample-as anli_devtest] --data DIR --out FILE.csv   # (premise, entailment, contradiction)
+sentaug describe spec --spec JSON --out FILE.json                    # tables that are configuration
+sentaug describe model-size --spec JSON --model MODEL --out FILE.json
+sentaug tokenize --texts FILE.txt|FILE.parquet --model MODEL --max-length 32 [--add-tokens "[DEL]"] --out FILE.npz   # token ids, once
+```
+"""
+
+
+@contextlib.contextmanager
+def _columns(width: int):
+    """argparse formats to the terminal's width ($COLUMNS): a fixed one, for a page that does not depend on it."""
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(width + 2)
+    try:
+        yield
+    finally:
+        os.environ.pop("COLUMNS") if old is None else os.environ.__setitem__("COLUMNS", old)
+
+
+def _commands(parser, path=()):
+    """(path, parser, one-line help) of every command and subcommand, depth first, in the order declared."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help for a in action._choices_actions}
+            for name, sub in action.choices.items():
+                yield (*path, name), sub, helps.get(name, "")
+                yield from _commands(sub, (*path, name))
+
+
+def cli_markdown() -> str:
+    from .cli import build_parser
+    from .cli_args import Formatter
+
+    with _columns(Formatter.WIDTH):
+        parser = build_parser()
+        commands = list(_commands(parser))
+        parts = [CLI_HEADER, "| command | what it does |", "|---|---|"]
+        parts += [f"| [`sentaug {' '.join(path)}`](#{'-'.join(('sentaug',) + path).lower()}) | {text} |"
+                  for path, _, text in commands]
+        parts += ["", "## sentaug", "", "```text", parser.format_help().rstrip(), "```"]
+        for path, sub, _ in commands:
+            parts += ["", f"## sentaug {' '.join(path)}", "", "```text", sub.format_help().rstrip(), "```"]
+    return "\n".join(parts) + "\n"
+
+
+RESULTS_HEADER = """# Results
+
+Generated by `make docs-results` (`sentaug docs results`) from the tables built in `{results}/`: do not edit by
+hand. Each table shows our cell (mean ± sd over seeds, n seeds) above the paper's, at the scale it was last built,
+with the date, machine and commit its CSV records. Below paper scale (`demo`, `small`) the backbones, corpus and
+steps are stand-ins (each table's caption in `{results}/tables/` names them): such numbers check the pipeline and
+are not comparable with the papers'. A table not built here shows the paper's numbers alone.
+
+Built: {built} of {total} tables{scales}.
+"""
+
+
+def _num(x, digits: int = 2) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{x:.{digits}f}" if isinstance(x, float) else str(x)
+
+
+def _cell(record: dict) -> str:
+    ours = _num(record.get("reproduced"))
+    sd = record.get("sd")
+    return ours + (f" ± {_num(sd)}" if ours != "–" and sd is not None and not (isinstance(sd, float) and
+                                                                               math.isnan(sd)) else "")
+
+
+def _markdown(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def table_markdown(records: list[dict], columns: list[str], ours: bool = True) -> list[str]:
+    """A paper table's records (the CSV's rows) as a Markdown table: per row, ours and then the paper's (the
+    paper's alone without `ours`)."""
+    lines = ["| | " + " | ".join(_markdown(c) for c in columns) + " |", "|---" * (len(columns) + 1) + "|"]
+    rows: dict[tuple, dict] = {}
+    for r in records:
+        rows.setdefault((r.get("block") or "", r["row"]), {})[r["column"]] = r
+    block = None
+    for (blk, label), cells in rows.items():
+        if blk and blk != block:
+            lines.append(f"| *{_markdown(blk)}* |" + " |" * len(columns))
+            block = blk
+        paper = " | ".join(_num(cells[c].get("paper")) if c in cells else "" for c in columns)
+        if not ours:
+            lines.append(f"| {_markdown(label)}, paper | {paper} |")
+            continue
+        n = max(int(c.get("n") or 0) for c in cells.values())
+        lines.append(f"| {_markdown(label)} (n={n}) | " + " | ".join(_cell(cells[c]) if c in cells else ""
+                                                                       for c in columns) + " |")
+        if not any(c.get("added") is True for c in cells.values()):    # a row of your own: nothing reported
+            lines.append(f"| ↳ paper | {paper} |")
+    return lines
+
+
+def _records(csv: Path) -> list[dict]:
+    import pandas as pd
+
+    frame = pd.read_csv(csv, keep_default_na=True)
+    return [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
+            for r in frame.to_dict("records")]
+
+
+def _paper_records(table: dict) -> list[dict]:
+    """The records of a table not built: the paper's numbers alone."""
+    from .config import iter_rows
+
+    return [{"block": row.get("block", ""), "row": row["label"], "column": c, "paper": p, "n": 0}
+            for row in iter_rows(table) for c, p in zip(table["columns"], row["paper"])]
+
+
+def results_markdown(config_file: str = "config.yaml", results: str = "results") -> str:
+    from . import config as sc
+
+    config = sc.load_yaml(config_file)
+    body, built, scales = [], 0, set()
+    total = 0
+    for name in config["papers"]:
+        paper = sc.load_paper(config, name)
+        body += ["", f"## {_markdown(paper.get('title', name))}", ""]
+        for tname, table in paper.get("tables", {}).items():
+            total += 1
+            csv = Path(results) / "tables" / name / f"{tname}.csv"
+            body += [f"### {paper.get('short', name)} {tname}", "", _markdown(table["caption"]), ""]
+            if not csv.is_file():
+                body += ["Not built.", "", *table_markdown(_paper_records(table), table["columns"], ours=False), ""]
+                continue
+            records = _records(csv)
+            first = records[0] if records else {}
+            built += 1
+            scales.add(str(first.get("scale")))
+            stamp = (f"built {first['built']} on {first.get('machine')}, commit {first.get('commit')}"
+                     if first.get("built") else "built before the CSV recorded date, machine and commit")
+            body += [f"Scale **{first.get('scale')}**, {stamp}.", ""]
+            if first.get("skipped"):
+                body += [f"Skipped at this scale: {_markdown(first['skipped'])}.", ""]
+                continue
+            body += [*table_markdown(records, list(dict.fromkeys(r["column"] for r in records))), ""]
+    header = RESULTS_HEADER.format(results=results, built=built, total=total,
+                                   scales=f", at scale {', '.join(sorted(scales))}" if scales else "")
+    return header + "\n".join(body).rstrip() + "\n"
+
+
+def write_page(text: str, out: str | os.PathLike) -> None:
+    with atomic_path(out) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    print(f"wrote {out}")
+
+
+def cmd_docs(a):
+    write_page(cli_markdown() if a.page == "cli" else results_markdown(a.config, a.results), a.out)
+
+
+def add_docs_command(sub) -> None:
+    d = sub.add_parser("docs", help="write a generated page of docs/: cli (this command line) or results (every "
+                                    "table built, beside the paper's)")
+    d.add_argument("page", choices=["cli", "results"])
+    d.add_argument("--out", required=True, help="the Markdown page (docs/cli.md, docs/results.md)")
+    d.add_argument("--config", default="config.yaml", help="results: the workflow's configuration")
+    d.add_argument("--results", default="results", help="results: the results folder (default: results)")
+    d.set_defaults(func=cmd_docs)

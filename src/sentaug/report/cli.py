@@ -1,0 +1,121 @@
+"""`sentaug report <what>`: render the paper tables, figures, leaderboards, comparisons, the census and the report
+pages (their handlers and arguments), added to the command line by `sentaug.cli`. Handlers import lazily.
+
+One flag per concept: `--paper-file` is the papers/ file that declares the output (papers/<paper>.yaml, or
+papers/leaderboard.yaml for a board); `--spec`, its former spelling in `page` and `leaderboard`, still works.
+"""
+from __future__ import annotations
+
+from ..cli_args import hidden_alias
+
+
+def cmd_report_table(a):
+    from .tables import render_table
+
+    render_table(a.paper_file, a.table, a.inputs, a.out, scale=a.scale)
+
+
+def cmd_report_figure(a):
+    from .figures import render_figure
+
+    render_figure(a.paper_file, a.figure, a.inputs, a.out, scale=a.scale)
+
+
+def cmd_report_page(a):
+    from .pages import render_page
+
+    render_page(a.kind, a.name, a.out, a.scale, a.inputs, spec_file=a.paper_file, csv=a.csv, png=a.png)
+
+
+def cmd_report_leaderboard(a):
+    from .leaderboard import render_leaderboard
+
+    render_leaderboard(a.paper_file, a.board, a.inputs, a.out, a.figure, scale=a.scale)
+
+
+def cmd_report_compare(a):
+    from .compare import render_comparison
+
+    render_comparison(a.name, a.inputs, a.out, scale=a.scale)
+
+
+def cmd_report_leaderboard_progress(a):
+    from .. import config as sc
+    from ..workflow import Workflow
+    from .leaderboard import board_progress
+
+    config = {**sc.load_yaml(a.config), "scale": a.scale}
+    sc.validate(config)    # as the Snakefile does: a bad key or scale is named, not a KeyError deep in a path
+    print(board_progress(Workflow(config, results=a.results), a.board), end="")
+
+
+def cmd_report_census(a):
+    from .census import render_census
+
+    render_census(a.inputs, a.out, scale=a.scale)
+
+
+def add_report_commands(sub) -> None:
+    """`report` and one subcommand per kind of output, under the command line's subparsers `sub`."""
+    r = sub.add_parser("report", help="render a paper table, figure, leaderboard, comparison, census or report page "
+                                      "from result files")
+    rs = r.add_subparsers(dest="what", required=True, metavar="WHAT")
+    tb = rs.add_parser("table", help="one paper table from its result files: .tex and .csv (cells beside the paper's)")
+    tb.add_argument("--paper-file", required=True, help="papers/<paper>.yaml, which declares the table")
+    tb.add_argument("--table", required=True, help="the table's name in that file, e.g. table4")
+    tb.add_argument("--inputs", required=True, help='JSON {"rows": {"<row index>": [result files]}, "meta": {...}}')
+    tb.add_argument("--scale", required=True, help="the scale the results were built at (recorded in the output)")
+    tb.add_argument("--out", required=True, help=".tex path; the .csv is written beside it")
+    tb.set_defaults(func=cmd_report_table)
+    fg = rs.add_parser("figure", help="one paper figure from its result files: .pdf, .png and the .csv behind it")
+    fg.add_argument("--paper-file", required=True, help="papers/<paper>.yaml, which declares the figure")
+    fg.add_argument("--figure", required=True, help="the figure's name in that file, e.g. figure2")
+    fg.add_argument("--inputs", required=True, help='JSON {"panels": [[point, ...], ...], "meta": {...}}')
+    fg.add_argument("--scale", required=True, help="the scale the results were built at (recorded in the output)")
+    fg.add_argument("--out", required=True, help=".pdf path; the .png and .csv are written beside it")
+    fg.set_defaults(func=cmd_report_figure)
+    pg = rs.add_parser("page", help="one self-contained HTML page (output, caption, numbers, provenance): an entry "
+                                    "of the Snakemake report")
+    pg.add_argument("--kind", required=True, choices=["table", "figure", "leaderboard", "census"])
+    pg.add_argument("--name", required=True, help="the table's or figure's name (a leaderboard's: its board)")
+    hidden_alias(pg.add_argument("--paper-file", "--spec", dest="paper_file",
+                                 help="papers/<paper>.yaml (or papers/leaderboard.yaml)"), "--spec")
+    pg.add_argument("--csv", help="the output's CSV")
+    pg.add_argument("--png", help="the figure's PNG")
+    pg.add_argument("--inputs", required=True, help='JSON {"results": [result files or run folders], "meta": {...}}')
+    pg.add_argument("--scale", required=True, help="the scale the results were built at (recorded in the output)")
+    pg.add_argument("--out", required=True, help=".html")
+    pg.set_defaults(func=cmd_report_page)
+    lb = rs.add_parser("leaderboard", help="every method on equal terms: means and paired differences to the "
+                                           "baseline with t intervals over seeds")
+    hidden_alias(lb.add_argument("--paper-file", "--spec", dest="paper_file", required=True,
+                                 help="papers/leaderboard.yaml"), "--spec")
+    lb.add_argument("--board", required=True, help="leaderboard (the first backbone's) or leaderboard-<backbone>")
+    lb.add_argument("--inputs", required=True, help='JSON {"rows": [...], "meta": {...}} (Workflow.leaderboard_points)')
+    lb.add_argument("--scale", required=True, help="the scale the results were built at (recorded in the output)")
+    lb.add_argument("--out", required=True, help=".tex path; the .csv and .md are written beside it")
+    lb.add_argument("--figure", required=True, help=".pdf path; the .png is written beside it")
+    lb.set_defaults(func=cmd_report_leaderboard)
+    cp = rs.add_parser("compare", help="a comparison (config key comparisons): the configuration's methods beside "
+                                       "SimCSE and the papers' main methods, as the leaderboard computes its cells")
+    cp.add_argument("--name", required=True, help="the comparison's name (config key comparisons.<name>)")
+    cp.add_argument("--inputs", required=True, help='JSON {"spec": {...}, "rows": [...], "meta": {...}} '
+                                                    '(Workflow.comparisons, comparison_points, comparison_meta)')
+    cp.add_argument("--scale", required=True, help="the scale the results were built at (recorded in the output)")
+    cp.add_argument("--out", required=True, help=".tex path; the .csv and .md are written beside it")
+    cp.set_defaults(func=cmd_report_compare)
+    lp = rs.add_parser("leaderboard-progress", help="a board from whichever result files exist now (pending cells "
+                                                    "say how many seeds are written), as Markdown on stdout")
+    lp.add_argument("--board", default="leaderboard", help="leaderboard (the first backbone's) or "
+                                                           "leaderboard-<backbone>")
+    lp.add_argument("--scale", required=True, help="the scale whose result files to read")
+    lp.add_argument("--config", default="config.yaml", help="the workflow's configuration (default: config.yaml)")
+    lp.add_argument("--results", default="results", help="the results folder (default: results)")
+    lp.set_defaults(func=cmd_report_leaderboard_progress)
+    ce = rs.add_parser("census", help="augmentation census table (share changed, edit distance, length, cosine)")
+    ce.add_argument("--inputs", required=True,
+                    help='JSON {"rows": {name: {"stats": cache stats JSON, "embedding": augment-cosine JSON}}, '
+                         '"meta": {...}}')
+    ce.add_argument("--scale", required=True, help="the scale the results were built at (recorded in the output)")
+    ce.add_argument("--out", required=True, help=".tex path; the .csv is written beside it")
+    ce.set_defaults(func=cmd_report_census)
