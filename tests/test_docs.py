@@ -64,10 +64,6 @@ def test_skipped_unbuilt_and_older_tables_say_so(built):
     assert "built before the CSV recorded date, machine and commit" in _section(page, "CARDS table3")
 
 
-# Issue 44's page, linked from the README before that branch lands; checked like any other once it exists.
-NOT_YET_MERGED = {ROOT / "docs/cost-and-gpus.md"}
-
-
 def test_every_relative_link_of_the_readme_and_docs_resolves():
     pages = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
     broken = []
@@ -76,7 +72,7 @@ def test_every_relative_link_of_the_readme_and_docs_resolves():
             if target.startswith(("http://", "https://")):
                 continue
             path = (page.parent / target).resolve()
-            if not path.exists() and path not in NOT_YET_MERGED:
+            if not path.exists():
                 broken.append(f"{page.relative_to(ROOT)} -> {target}")
     assert broken == []
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
