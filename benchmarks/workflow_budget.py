@@ -99,6 +99,76 @@ def finish_times(log: str) -> dict:
     return out
 
 
+STAMP = re.compile(r"\[(\w{3} \w{3} +\d+ [\d:]+ \d{4})\]")
+
+
+def job_times(log: str) -> list[dict]:
+    """Every job of a Snakemake log with its rule, its message (or output), and its start and end in seconds
+    from the first timestamp (the log's 1 s resolution). A job starts at the stamp before its `Job N: ...` or
+    `localrule X:` block and ends at the stamp before `Finished jobid: N (Rule: X)`."""
+    jobs: dict[int, dict] = {}
+    t0 = current = None
+    pending_rule = None                # `localrule X:` (a rule without a message): its jobid comes a few lines on
+    for line in log.splitlines():
+        m = STAMP.match(line)
+        if m:
+            current = datetime.strptime(m[1], "%a %b %d %H:%M:%S %Y")
+            t0 = t0 or current
+            continue
+        if current is None:
+            continue
+        at = (current - t0).total_seconds()
+        if m := re.match(r"Job (\d+): (.*)", line):
+            jobs.setdefault(int(m[1]), {"jobid": int(m[1]), "what": m[2], "start_s": at})
+        elif m := re.match(r"(?:local)?rule (\w+):$", line):
+            pending_rule = {"rule": m[1], "start_s": at}
+        elif pending_rule and (m := re.match(r"\s+(output|jobid): (.*)", line)):
+            if m[1] == "output":
+                pending_rule["what"] = m[2]
+            else:
+                jobs.setdefault(int(m[2]), {"jobid": int(m[2]), **pending_rule})
+                pending_rule = None
+        elif m := re.match(r"Finished jobid: (\d+) \(Rule: (\w+)\)", line):
+            job = jobs.setdefault(int(m[1]), {"jobid": int(m[1]), "what": "", "start_s": at})
+            job.update(rule=m[2], end_s=at, seconds=at - job["start_s"])
+    return sorted((j for j in jobs.values() if "end_s" in j), key=lambda j: j["end_s"])
+
+
+def by_rule(jobs: list[dict]) -> list[dict]:
+    """Jobs grouped by rule: count, total, median and longest seconds, most total first."""
+    groups: dict[str, list[float]] = {}
+    for j in jobs:
+        groups.setdefault(j["rule"], []).append(j["seconds"])
+    rows = [{"rule": r, "jobs": len(s), "total_s": sum(s), "median_s": statistics.median(s), "max_s": max(s)}
+            for r, s in groups.items()]
+    return sorted(rows, key=lambda r: -r["total_s"])
+
+
+def log_profile(log: str, top: int = 15) -> dict:
+    """Where a build's time went (job_times grouped by rule, the longest jobs) and when the first and last
+    table, the last figure and the last job finished."""
+    jobs = job_times(log)
+    tables = [j["end_s"] for j in jobs if j["rule"] in ("table", "census", "leaderboard", "compare")]
+    figures = [j["end_s"] for j in jobs if j["rule"] == "figure"]
+    return {"jobs": len(jobs), "job_seconds": sum(j["seconds"] for j in jobs),
+            "first_table_s": min(tables, default=None), "last_table_s": max(tables, default=None),
+            "last_figure_s": max(figures, default=None), "last_job_s": max((j["end_s"] for j in jobs), default=None),
+            "by_rule": by_rule(jobs),
+            "longest": sorted(jobs, key=lambda j: -j["seconds"])[:top]}
+
+
+def print_profile(profile: dict) -> None:
+    print(f"{profile['jobs']} jobs, {profile['job_seconds']:.0f} job-seconds; first table at "
+          f"{profile['first_table_s']} s, last table at {profile['last_table_s']} s, last figure at "
+          f"{profile['last_figure_s']} s, last job at {profile['last_job_s']} s")
+    print(f"{'rule':34} {'jobs':>5} {'total s':>8} {'median s':>8} {'max s':>6}")
+    for r in profile["by_rule"]:
+        print(f"{r['rule']:34} {r['jobs']:5d} {r['total_s']:8.0f} {r['median_s']:8.1f} {r['max_s']:6.0f}")
+    print("longest jobs:")
+    for j in profile["longest"]:
+        print(f"  {j['seconds']:5.0f} s  {j['rule']}: {j['what']}")
+
+
 def demo_build(cores: int, targets: list[str], results: str) -> dict:
     start = time.perf_counter()
     run = snakemake(["--cores", str(cores), "--nolock", *targets], results, config=("scale=demo",))
@@ -124,7 +194,15 @@ def main(argv=None):
     ap.add_argument("--targets", nargs="*", default=[], help="a subset of the demo build (default: rule all)")
     ap.add_argument("--results", help="results folder (default: a new temporary folder per measurement)")
     ap.add_argument("--out", type=Path, help="write the measurements as JSON")
+    ap.add_argument("--log", type=Path, help="where a build's time went, from its Snakemake log (no build)")
     a = ap.parse_args(argv)
+    if a.log:
+        profile = log_profile(a.log.read_text(encoding="utf-8", errors="replace"))
+        print_profile(profile)
+        if a.out:
+            a.out.parent.mkdir(parents=True, exist_ok=True)
+            a.out.write_text(json.dumps(profile, indent=2) + "\n")
+        return
     if not (a.dry_run or a.demo):
         a.dry_run = True
     records = []
