@@ -1,7 +1,8 @@
 """The job server (sentaug.job_server): a command run in a fork of it writes what the command writes in a process of
 its own, byte for byte (a random backbone's weights, an STS evaluation), with the job's stdout, stderr and exit
 status; a job whose environment differs from the server's runs in its own process; the Snakefile's hooks start
-it only for local runs of a scale that enables it, and stop it."""
+it only for local runs of a scale that enables it, and stop it. Also the other onstart hook of local runs: the
+first table built is announced with its path."""
 import json
 import os
 import signal
@@ -135,3 +136,19 @@ def test_the_hooks_start_a_server_only_for_local_runs_that_enable_it(tmp_path, m
     snakemake_hooks.stop_job_server()
     assert process.poll() is not None and not Path(folder).exists()
     assert job_server.ENV_SOCKET not in os.environ
+
+
+def test_the_first_table_built_is_announced(tmp_path, capsys):
+    tables = tmp_path / "tables"
+    (tables / "sda").mkdir(parents=True)
+    (tables / "sda/old.csv").write_text("scale,row,reproduced,skipped\ndemo,a,1.0,\n")
+    snakemake_hooks.announce_first_table(str(tables), then="open the report", interval_s=0.05)
+    (tables / "sda/table5.csv").write_text("scale,row,reproduced,skipped\ndemo,,,no corpus at this scale\n")
+    time.sleep(0.3)
+    assert "First table" not in capsys.readouterr().err
+    (tables / "sda/table4.tex").write_text("x")
+    (tables / "sda/table4.csv").write_text("scale,row,reproduced,skipped\ndemo,SimCSE,40.1,\n")
+    deadline = time.monotonic() + 10
+    while "First table" not in (err := capsys.readouterr().err) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert f"First table written: {tables / 'sda/table4.tex'}" in err and "open the report" in err
