@@ -6,10 +6,13 @@
             failing_scontrol: a stopped SLURM costs every Snakemake start 10 s).
   demo      `make demo` from an empty results/ on 2 cores: every table within 30 min; tables, figures and
             whatever else `rule all` builds within 40 min.
+  make demo on a fresh clone (--make-demo CLONE): the times to the first table, the last table and the report.
 
     .venv/bin/python benchmarks/workflow_budget.py --dry-run              # median of 3 paper-scale dry runs
     .venv/bin/python benchmarks/workflow_budget.py --demo --cores 2       # a full demo build (long)
     .venv/bin/python benchmarks/workflow_budget.py --demo --targets results/tables/sda/table4.tex  # a subset
+    .venv/bin/python benchmarks/workflow_budget.py --make-demo /tmp/demo-clone --out benchmarks/results/demo.json
+    .venv/bin/python benchmarks/workflow_budget.py --log snakemake.log       # where a build's time went
 
 Each run uses its own results folder (--results, default a fresh temporary one), so nothing already built
 counts. The demo build reports the wall time, the job count, the finishing time of the last table and of the
@@ -21,6 +24,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -185,6 +189,43 @@ def demo_build(cores: int, targets: list[str], results: str) -> dict:
     return rec
 
 
+def make_demo(clone: Path, log_file: Path | None = None) -> dict:
+    """`make demo` in `clone` (a fresh clone, its .venv in place, results/ empty), timed from its start: the first
+    table written, the last table, the last figure, the end of the build and the report (the end of make demo);
+    the CPU time of everything it ran; the load average before and after; where the build's time went
+    (log_profile). Each line of its output is kept with the second it came (`log_file`)."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True,
+                            text=True).stdout.strip()
+    load_before, cpu_before = os.getloadavg(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    start, stamped = time.perf_counter(), []
+    with subprocess.Popen(["make", "demo"], cwd=clone, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          errors="replace") as proc:
+        for line in proc.stdout:
+            stamped.append((time.perf_counter() - start, line.rstrip("\n")))
+    wall = time.perf_counter() - start
+    cpu_after, load_after = resource.getrusage(resource.RUSAGE_CHILDREN), os.getloadavg()
+    if log_file:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        log_file.write_text("".join(f"{t:8.1f} {line}\n" for t, line in stamped))
+
+    def first(pattern, last=False):
+        hits = [round(t, 1) for t, line in stamped if re.search(pattern, line)]
+        return (hits[-1] if last else hits[0]) if hits else None
+
+    table_rules = r"Finished jobid: \d+ \(Rule: (table|census|leaderboard|compare)\)"
+    return {"what": "make demo on a fresh clone", "date": datetime.now().isoformat(timespec="seconds"),
+            "commit": commit, "cores": os.cpu_count(), "returncode": proc.returncode, "wall_s": round(wall, 1),
+            "cpu_s": round((cpu_after.ru_utime + cpu_after.ru_stime) - (cpu_before.ru_utime + cpu_before.ru_stime), 1),
+            "loadavg_before": [round(x, 2) for x in load_before], "loadavg_after": [round(x, 2) for x in load_after],
+            "first_table_announced_s": first(r"^First table written"),
+            "first_table_s": first(table_rules), "last_table_s": first(table_rules, last=True),
+            "last_figure_s": first(r"Finished jobid: \d+ \(Rule: figure\)", last=True),
+            "build_done_s": first(r"steps \(100%\) done", last=True),
+            "report_s": first(r"^Report written", last=True) or round(wall, 1),
+            "budget_all_s": ALL_BUDGET_S, "all_within_budget": wall <= ALL_BUDGET_S,
+            "profile": log_profile("\n".join(line for _, line in stamped))}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dry-run", action="store_true", help="time the paper-scale dry run")
@@ -195,7 +236,17 @@ def main(argv=None):
     ap.add_argument("--results", help="results folder (default: a new temporary folder per measurement)")
     ap.add_argument("--out", type=Path, help="write the measurements as JSON")
     ap.add_argument("--log", type=Path, help="where a build's time went, from its Snakemake log (no build)")
+    ap.add_argument("--make-demo", type=Path, metavar="CLONE",
+                    help="time `make demo` in CLONE (a fresh clone with .venv in place); its output, stamped, is "
+                         "written beside --out")
     a = ap.parse_args(argv)
+    if a.make_demo:
+        record = make_demo(a.make_demo.resolve(), a.out.with_suffix(".log") if a.out else None)
+        print(json.dumps({k: v for k, v in record.items() if k != "profile"}))
+        print_profile(record["profile"])
+        if a.out:
+            a.out.write_text(json.dumps(record, indent=2) + "\n")
+        return
     if a.log:
         profile = log_profile(a.log.read_text(encoding="utf-8", errors="replace"))
         print_profile(profile)
