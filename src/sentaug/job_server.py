@@ -171,6 +171,7 @@ def serve(path: str, preload=PRELOAD) -> None:
 def _start(conn: socket.socket, environ: dict, path_list: list[str], closing: list) -> int | None:
     """Read a job's request and fork it; the fork's pid, None when declined or unreadable."""
     conn.settimeout(REQUEST_TIMEOUT_S)
+    fds: list[int] = []
     try:
         data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
         if len(data) < HEADER.size:
@@ -185,6 +186,8 @@ def _start(conn: socket.socket, environ: dict, path_list: list[str], closing: li
         request = json.loads(data)
     except (OSError, ValueError) as e:
         _log(f"unreadable request: {e}")
+        for fd in fds:
+            os.close(fd)
         return None
     reason = decline_reason(request, environ, path_list)
     if reason or len(fds) != 3:
