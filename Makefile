@@ -55,6 +55,7 @@ benchmark-workflow: | $(PYTHON)
 report: | $(PYTHON)
 	$(PYTHON) -m sentaug.cli cost all --front-page --snakemake-args "$(SNAKEFLAGS)" > /dev/null
 	$(SNAKEMAKE) --report results/report.html $(SNAKEFLAGS)
+	@echo "Report written: open $(CURDIR)/results/report.html in a browser"
 
 docs-cli: | $(PYTHON)
 	$(PYTHON) -m sentaug.cli docs cli --out docs/cli.md

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from sentaug.report.pages import page_caption, rst_escape
-from sentaug.snakemake_hooks import (augmentation_module, code_digest, drop_local_job_rate_limit,
-                                     export_job_environment, plugin_module, share_gpus)
+from sentaug.snakemake_hooks import (announce_first_table, augmentation_module, code_digest,
+                                     drop_local_job_rate_limit, export_job_environment, plugin_module, share_gpus,
+                                     start_job_server, stop_job_server)
 from sentaug.workflow import SUITES, Workflow, data_folders, parse_token_key, token_key
 
 SRC = Path(workflow.basedir) / "src"
@@ -62,6 +63,18 @@ SUITE_ARGS = {suite: W.suite_args(suite) for suite in SUITES}
 
 onstart:
     drop_local_job_rate_limit(workflow)   # its timers multiply the scheduler's passes (see there)
+    # Local jobs as forks of one process that imported torch & co. once (scales.<scale>.job_server; see there).
+    start_job_server(workflow, S.get("job_server", False), f"{R}/logs/job_server.log")
+    # Where to look while a long build goes on: the first table, and the report that `make report` writes.
+    announce_first_table(f"{R}/tables", then="results/report.html (make report; make demo writes it last)")
+
+
+onsuccess:
+    stop_job_server()
+
+
+onerror:
+    stop_job_server()
 
 
 wildcard_constraints:

@@ -305,6 +305,29 @@ def test_contextual_word_augmentation(tiny_mlm):
         assert all(b.strip(".").lower() in vocab for _, b in diff)
 
 
+def test_contextual_word_augmentation_of_a_checkpoint_without_its_head_is_reproducible(tiny_mlm, tmp_path):
+    """The demo's masked LM is a random stand-in saved without an MLM head: the head the augmentation loads it
+    with is new each time, and must be the same whatever torch's generator holds (a new process seeds it at
+    random)."""
+    import torch
+    from transformers import BertModel
+
+    from sentaug.augment.augcse import random_words
+
+    path, tok = tiny_mlm
+    headless = tmp_path / "headless"
+    BertModel.from_pretrained(path).save_pretrained(headless)
+    tok.save_pretrained(headless)
+    lines = ["The quick brown fox jumps over the lazy dog.", "Quiet rivers flow north past seven green hills."]
+    outs = []
+    for state in (1, 2):
+        random_words._mlm.cache_clear()
+        torch.manual_seed(state)
+        outs.append(registry.get("RandomContextualWordAugmentation").fn(lines, random.Random(0), model=str(headless)))
+    random_words._mlm.cache_clear()
+    assert outs[0] == outs[1] and outs[0] != lines
+
+
 def test_contextual_word_batch_equals_one_line_at_a_time(tiny_mlm):
     """With top_k=1 and every content word masked, nothing is random: a padded batch must give each line
     what it gives alone, and the first substitution is the full model's argmax at the mask."""

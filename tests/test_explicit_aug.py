@@ -81,6 +81,22 @@ def test_ctxt_substitutes_with_a_tiny_masked_lm(tmp_path, tiny_mlm):
         assert len(a.split()) == len(src.split()) and 1 <= changed <= most
 
 
+def test_ctxt_of_a_checkpoint_without_its_head_is_reproducible(tmp_path, tiny_mlm):
+    """The demo's masked LM is a random stand-in saved without an MLM head: the head nlpaug loads it with is new
+    each time, and must be the same whatever torch's generator holds (a new process seeds it at random)."""
+    import torch
+    from transformers import AutoTokenizer, BertModel
+
+    lines = ["the river flows north past the old mill", "rain fell on the quiet hills of the valley"]
+    outs = []
+    for state in (1, 2):        # a copy each: nlpaug keeps the models it loaded by path
+        BertModel.from_pretrained(tiny_mlm).save_pretrained(tmp_path / f"headless{state}")
+        AutoTokenizer.from_pretrained(tiny_mlm).save_pretrained(tmp_path / f"headless{state}")
+        torch.manual_seed(state)
+        outs.append(explicit.vascl_ctxt(lines, random.Random(0), p=0.3, model=str(tmp_path / f"headless{state}")))
+    assert outs[0] == outs[1] and outs[0] != lines
+
+
 def test_ctxt_never_substitutes_special_tokens(tmp_path, tiny_mlm):
     """A masked LM biased to rank [MASK], [CLS] and [UNK] first: among its top 5, nlpaug (which draws a
     candidate uniformly) would pick them 3 times in 5 and put them into the line, or fail on its next pass over

@@ -379,4 +379,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from .job_server import forward
+
+    status = forward(sys.argv[1:])     # a local run's job server runs it with the heavy modules imported
+    sys.exit(main() if status is None else status)

@@ -1,17 +1,27 @@
 """What the Snakefile asks of the running Snakemake process, beside the paths of `sentaug.workflow`: the
-environment its jobs inherit, its local scheduler's settings, and the digest of the code each rule runs.
+environment its jobs inherit, the job server they start in, its local scheduler's settings, and the digest of the
+code each rule runs.
 """
 from __future__ import annotations
 
 import ast
+import atexit
+import csv
 import hashlib
 import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
 from functools import lru_cache
 from pathlib import Path
 
 from .io import sha256_file
 
 PACKAGE = "sentaug"
+_JOB_SERVER: list = []      # (process, its socket's folder) of the job server this process started
 
 
 def drop_local_job_rate_limit(workflow) -> bool:
@@ -72,6 +82,79 @@ def share_gpus(workflow, runs_per_gpu: int, rule: str = "train"):
         return rule
 
     return group
+
+
+def start_job_server(workflow, enabled: bool, log: str) -> bool:
+    """Start the fork server that runs this local run's `python -m sentaug.cli` jobs with the heavy modules
+    imported once (sentaug.job_server), where the scale enables it (`scales.<scale>.job_server`); an `onstart`
+    hook (rules/common.smk). True if started. The jobs find it through $SENTAUG_JOB_SERVER, which they
+    inherit; until it has imported (a few seconds) they run as before, each in its own process. Not on a
+    cluster: each job there is a process of its own on its node. `stop_job_server` (onsuccess, onerror, and at
+    exit) ends it; it also ends by itself when this process does."""
+    from .job_server import ENV_SOCKET
+
+    if not enabled or not workflow.local_exec or workflow.remote_exec or _JOB_SERVER:
+        return False
+    folder = tempfile.mkdtemp(prefix="sentaug-jobs-")
+    os.environ[ENV_SOCKET] = os.path.join(folder, "socket")
+    Path(log).parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as err:
+        _JOB_SERVER.append((subprocess.Popen([sys.executable, "-m", "sentaug.job_server", os.environ[ENV_SOCKET]],
+                                             stdin=subprocess.DEVNULL, stdout=err, stderr=err,
+                                             start_new_session=True), folder))
+    atexit.register(stop_job_server)
+    return True
+
+
+def stop_job_server() -> None:
+    """End the job server of `start_job_server`, if any (the forks still running end with it)."""
+    from .job_server import ENV_SOCKET
+
+    while _JOB_SERVER:
+        process, folder = _JOB_SERVER.pop()
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop(ENV_SOCKET, None)
+
+
+def announce_first_table(tables: str, then: str, interval_s: float = 2.0) -> None:
+    """Print the path of the first table this run writes (a table built at this scale, not one saying it is not),
+    and what to open when the run is done (`then`): an `onstart` hook, so a long build says early where its
+    results are. A daemon thread looks at the CSV files under `tables` every `interval_s` seconds."""
+    folder = Path(tables)
+    before = {p: p.stat().st_mtime_ns for p in folder.glob("**/*.csv")}
+
+    def watch():
+        while True:
+            time.sleep(interval_s)
+            for csv_file in sorted(folder.glob("**/*.csv")):
+                try:
+                    new = before.get(csv_file) != csv_file.stat().st_mtime_ns
+                except FileNotFoundError:
+                    continue
+                if new and _table_built(csv_file):
+                    tex = csv_file.with_suffix(".tex")
+                    print(f"\nFirst table written: {tex if tex.exists() else csv_file} (numbers in "
+                          f"{csv_file.name}); when the build is done: {then}\n", file=sys.stderr, flush=True)
+                    return
+                before[csv_file] = csv_file.stat().st_mtime_ns
+
+    threading.Thread(target=watch, name="announce_first_table", daemon=True).start()
+
+
+def _table_built(csv_file: Path) -> bool:
+    """A table's CSV has a row built at this scale (a table not built here has only rows saying why: `skipped`)."""
+    try:
+        with csv_file.open(newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+    except (OSError, csv.Error, UnicodeDecodeError):
+        return False
+    return any(not row.get("skipped") for row in rows)
 
 
 def export_job_environment(src: Path, python: str) -> None:

@@ -70,9 +70,13 @@ def _ctxt(p: float, model: str, top_k: int):
     model_type = json.loads((Path(model) / "config.json").read_text()).get("model_type", "")
     if model_type not in ("bert", "roberta", "distilbert"):
         raise ValueError(f"vascl_ctxt: {model} is a {model_type!r} model; nlpaug supports bert, roberta, distilbert")
-    aug = naw.ContextualWordEmbsAug(model_path=model, model_type=model_type, action="substitute", aug_p=p,
-                                    aug_min=1, aug_max=None, top_k=top_k, device="cpu",
-                                    use_custom_api=False)    # nlpaug's own BERT wrapper needs transformers 4
+    # A checkpoint without an MLM head (the random stand-ins below paper scale are saved as AutoModel) gets a new
+    # one: drawn from a fixed seed, the same in every process (torch seeds its own generator at random).
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        aug = naw.ContextualWordEmbsAug(model_path=model, model_type=model_type, action="substitute", aug_p=p,
+                                        aug_min=1, aug_max=None, top_k=top_k, device="cpu",
+                                        use_custom_api=False)    # nlpaug's own BERT wrapper needs transformers 4
     aug.model.model = _InProcess(aug.model.model)
     return aug
 

@@ -272,11 +272,16 @@ def _mlm(model: str):
         raise ValueError("RandomContextualWordAugmentation needs a masked language model: pass "
                          "--param model=PATH to a local BERT-style masked-LM folder (all-MiniLM-L6-v2 has no "
                          "MLM head)")
+    import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     try:
         tok = AutoTokenizer.from_pretrained(model)
-        net = AutoModelForMaskedLM.from_pretrained(model).eval()
+        # A checkpoint without an MLM head (the random stand-ins below paper scale are saved as AutoModel) gets
+        # a new one: drawn from a fixed seed, the same in every process (torch seeds its own generator at random).
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            net = AutoModelForMaskedLM.from_pretrained(model).eval()
     except (OSError, ValueError) as e:
         raise ValueError(f"RandomContextualWordAugmentation: cannot load masked LM {model!r} offline "
                          f"({str(e).splitlines()[0]}); pass --param model=PATH to a local masked-LM folder") from None
