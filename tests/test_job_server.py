@@ -60,7 +60,7 @@ def test_a_fork_writes_what_its_own_process_writes(server, tmp_path):
     spec = json.dumps(yaml.safe_load((ROOT / "config.yaml").read_text())["backbones"]["tiny-bert"])
     data = tmp_path / "data"
     assert sentaug(["download", "senteval", "--origin", "demo", "--out", str(data)], tmp_path).returncode == 0
-    outputs = {}
+    outputs, forked = {}, log.read_text().count("forked ")
     for mode, via in (("own", None), ("fork", sock)):
         backbone = tmp_path / mode / "tiny-bert"
         built = sentaug(["backbone", "tiny-bert", "--spec", spec, "--out", str(backbone)], server[0].parent, via)
@@ -74,6 +74,7 @@ def test_a_fork_writes_what_its_own_process_writes(server, tmp_path):
     assert outputs["fork"][0] == outputs["own"][0]
     assert outputs["fork"][1] == outputs["own"][1]
     assert "imported 5 modules" in log.read_text() and "declined" not in log.read_text()
+    assert log.read_text().count("forked ") == forked + 2          # the backbone and the evaluation ran in forks
 
 
 def test_the_job_gets_its_streams_and_exit_status(server, tmp_path):

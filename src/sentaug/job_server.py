@@ -206,6 +206,7 @@ def _start(conn: socket.socket, environ: dict, path_list: list[str], closing: li
         _run_job(request, fds, environ, conn)           # never returns
     for fd in fds:
         os.close(fd)
+    _log(f"forked {pid}: sentaug {' '.join(request['argv'][:2])}")
     conn.settimeout(None)
     conn.sendall(f"pid {pid}\n".encode())
     return pid
