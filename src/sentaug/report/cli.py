@@ -55,6 +55,13 @@ def cmd_report_census(a):
     render_census(a.inputs, a.out, scale=a.scale)
 
 
+def result_args(parser, inputs: str, out: str) -> None:
+    """--inputs, --scale and --out, which every report command that renders result files takes."""
+    parser.add_argument("--inputs", required=True, help=inputs)
+    parser.add_argument("--scale", required=True, help="the scale the results were built at (recorded in the output)")
+    parser.add_argument("--out", required=True, help=out)
+
+
 def add_report_commands(sub) -> None:
     """`report` and one subcommand per kind of output, under the command line's subparsers `sub`."""
     r = sub.add_parser("report", help="render a paper table, figure, leaderboard, comparison, census or report page "
@@ -63,16 +70,14 @@ def add_report_commands(sub) -> None:
     tb = rs.add_parser("table", help="one paper table from its result files: .tex and .csv (cells beside the paper's)")
     tb.add_argument("--paper-file", required=True, help="papers/<paper>.yaml, which declares the table")
     tb.add_argument("--table", required=True, help="the table's name in that file, e.g. table4")
-    tb.add_argument("--inputs", required=True, help='JSON {"rows": {"<row index>": [result files]}, "meta": {...}}')
-    tb.add_argument("--scale", required=True, help="the scale the results were built at (recorded in the output)")
-    tb.add_argument("--out", required=True, help=".tex path; the .csv is written beside it")
+    result_args(tb, inputs='JSON {"rows": {"<row index>": [result files]}, "meta": {...}}',
+                out=".tex path; the .csv is written beside it")
     tb.set_defaults(func=cmd_report_table)
     fg = rs.add_parser("figure", help="one paper figure from its result files: .pdf, .png and the .csv behind it")
     fg.add_argument("--paper-file", required=True, help="papers/<paper>.yaml, which declares the figure")
     fg.add_argument("--figure", required=True, help="the figure's name in that file, e.g. figure2")
-    fg.add_argument("--inputs", required=True, help='JSON {"panels": [[point, ...], ...], "meta": {...}}')
-    fg.add_argument("--scale", required=True, help="the scale the results were built at (recorded in the output)")
-    fg.add_argument("--out", required=True, help=".pdf path; the .png and .csv are written beside it")
+    result_args(fg, inputs='JSON {"panels": [[point, ...], ...], "meta": {...}}',
+                out=".pdf path; the .png and .csv are written beside it")
     fg.set_defaults(func=cmd_report_figure)
     pg = rs.add_parser("page", help="one self-contained HTML page (output, caption, numbers, provenance): an entry "
                                     "of the Snakemake report")
@@ -82,27 +87,23 @@ def add_report_commands(sub) -> None:
                                  help="papers/<paper>.yaml (or papers/leaderboard.yaml)"), "--spec")
     pg.add_argument("--csv", help="the output's CSV")
     pg.add_argument("--png", help="the figure's PNG")
-    pg.add_argument("--inputs", required=True, help='JSON {"results": [result files or run folders], "meta": {...}}')
-    pg.add_argument("--scale", required=True, help="the scale the results were built at (recorded in the output)")
-    pg.add_argument("--out", required=True, help=".html")
+    result_args(pg, inputs='JSON {"results": [result files or run folders], "meta": {...}}', out=".html")
     pg.set_defaults(func=cmd_report_page)
     lb = rs.add_parser("leaderboard", help="every method on equal terms: means and paired differences to the "
                                            "baseline with t intervals over seeds")
     hidden_alias(lb.add_argument("--paper-file", "--spec", dest="paper_file", required=True,
                                  help="papers/leaderboard.yaml"), "--spec")
     lb.add_argument("--board", required=True, help="leaderboard (the first backbone's) or leaderboard-<backbone>")
-    lb.add_argument("--inputs", required=True, help='JSON {"rows": [...], "meta": {...}} (Workflow.leaderboard_points)')
-    lb.add_argument("--scale", required=True, help="the scale the results were built at (recorded in the output)")
-    lb.add_argument("--out", required=True, help=".tex path; the .csv and .md are written beside it")
+    result_args(lb, inputs='JSON {"rows": [...], "meta": {...}} (Workflow.leaderboard_points)',
+                out=".tex path; the .csv and .md are written beside it")
     lb.add_argument("--figure", required=True, help=".pdf path; the .png is written beside it")
     lb.set_defaults(func=cmd_report_leaderboard)
     cp = rs.add_parser("compare", help="a comparison (config key comparisons): the configuration's methods beside "
                                        "SimCSE and the papers' main methods, as the leaderboard computes its cells")
     cp.add_argument("--name", required=True, help="the comparison's name (config key comparisons.<name>)")
-    cp.add_argument("--inputs", required=True, help='JSON {"spec": {...}, "rows": [...], "meta": {...}} '
-                                                    '(Workflow.comparisons, comparison_points, comparison_meta)')
-    cp.add_argument("--scale", required=True, help="the scale the results were built at (recorded in the output)")
-    cp.add_argument("--out", required=True, help=".tex path; the .csv and .md are written beside it")
+    result_args(cp, inputs=('JSON {"spec": {...}, "rows": [...], "meta": {...}} '
+                                 '(Workflow.comparisons, comparison_points, comparison_meta)'),
+                out=".tex path; the .csv and .md are written beside it")
     cp.set_defaults(func=cmd_report_compare)
     lp = rs.add_parser("leaderboard-progress", help="a board from whichever result files exist now (pending cells "
                                                     "say how many seeds are written), as Markdown on stdout")
@@ -113,9 +114,7 @@ def add_report_commands(sub) -> None:
     lp.add_argument("--results", default="results", help="the results folder (default: results)")
     lp.set_defaults(func=cmd_report_leaderboard_progress)
     ce = rs.add_parser("census", help="augmentation census table (share changed, edit distance, length, cosine)")
-    ce.add_argument("--inputs", required=True,
-                    help='JSON {"rows": {name: {"stats": cache stats JSON, "embedding": augment-cosine JSON}}, '
-                         '"meta": {...}}')
-    ce.add_argument("--scale", required=True, help="the scale the results were built at (recorded in the output)")
-    ce.add_argument("--out", required=True, help=".tex path; the .csv is written beside it")
+    result_args(ce, inputs=('JSON {"rows": {name: {"stats": cache stats JSON, "embedding": augment-cosine JSON}}, '
+                                 '"meta": {...}}'),
+                out=".tex path; the .csv is written beside it")
     ce.set_defaults(func=cmd_report_census)
