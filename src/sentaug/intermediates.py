@@ -22,6 +22,7 @@ from typing import Iterator
 
 from .io import sha256_file
 
+
 class DamagedFile(ValueError):
     """A file the workflow wrote cannot be read as what it should be. The message names the file and the fix."""
 
