@@ -40,7 +40,8 @@ def output_state(target: Path) -> str:
 
 def table_rows(wf) -> list[dict]:
     """Every paper table, the leaderboards and the configuration's comparisons."""
-    rows = [{"name": f"{p}/{t}", "what": paper["tables"][t].get("caption", ""), "path": f"{wf.R}/tables/{p}/{t}.tex"} for p, paper in wf.papers.items() for t in paper.get("tables", {})]
+    rows = [{"name": f"{p}/{t}", "what": spec.get("caption", ""), "path": f"{wf.R}/tables/{p}/{t}.tex"}
+            for p, paper in wf.papers.items() for t, spec in paper.get("tables", {}).items()]
     rows += [{"name": board, "what": f"leaderboard on {backbone}", "path": f"{wf.R}/tables/{board}.tex"}
              for board, backbone in wf.leaderboards.items()]
     rows += [{"name": f"compare/{name}", "what": "your comparison (config key comparisons)",

@@ -181,8 +181,9 @@ class TrainingDiverged(ValueError):
 
 class DivergenceGuard:
     """Records the first step whose loss is not finite (`step`: a number, or a counter tensor on the loss's
-    device), on the loss's own device (no host synchronisation per step); `check` (one synchronisation) raises `TrainingDiverged` if there was one. The trainer checks
-    before it evaluates or saves anything, so nothing computed after a bad step is ever kept."""
+    device), on the loss's own device (no host synchronisation per step); `check` (one synchronisation) raises
+    `TrainingDiverged` if there was one. The trainer checks before it evaluates or saves anything, so nothing
+    computed after a bad step is ever kept."""
 
     def __init__(self):
         self._first_bad = None   # step of the first non-finite loss, -1 while there is none
