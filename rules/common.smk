@@ -11,6 +11,7 @@ from sentaug.report.pages import page_caption, rst_escape
 from sentaug.snakemake_hooks import (announce_first_table, augmentation_module, code_digest,
                                      drop_local_job_rate_limit, export_job_environment, plugin_module, share_gpus,
                                      start_job_server, stop_job_server)
+from sentaug.train.mps import start_for_local_run as start_mps, stop_for_local_run as stop_mps
 from sentaug.workflow import SUITES, Workflow, data_folders, parse_token_key, token_key
 
 SRC = Path(workflow.basedir) / "src"
@@ -67,14 +68,18 @@ onstart:
     start_job_server(workflow, S.get("job_server", False), f"{R}/logs/job_server.log")
     # Where to look while a long build goes on: the first table, and the report that `make report` writes.
     announce_first_table(f"{R}/tables", then="results/report.html (make report; make demo writes it last)")
+    # Training runs sharing a GPU run side by side under NVIDIA MPS where it exists (sentaug.train.mps).
+    start_mps(workflow, W.runs_per_gpu())
 
 
 onsuccess:
     stop_job_server()
+    stop_mps(workflow, W.runs_per_gpu())
 
 
 onerror:
     stop_job_server()
+    stop_mps(workflow, W.runs_per_gpu())
 
 
 wildcard_constraints:

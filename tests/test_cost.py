@@ -96,6 +96,30 @@ def test_a_runs_projection_is_steps_evaluations_checkpoints_and_start_up(times, 
     assert cost.train_runtime_minutes(cost.Projection(10 ** 6)) == 2880           # the cap
 
 
+def test_a_setting_measured_at_its_real_shape_replaces_the_extrapolation(times, paper):
+    """A run whose step setting the table times (gpu_calibrate.py) is priced from it: no overhead factor, no
+    basis; a measured start-up replaces the 30 s estimate. Settings differing only on the host share a key."""
+    spec = paper.run_spec("cards", "roberta-base", "cards", 42)
+    key = cost.step_setting(spec)
+    assert key == f"roberta-base/b{spec['batch_size']}/L32/retrieved1"
+    before = cost.project_run(paper, spec, times, paper.config)
+    assert before.basis == ["cards's overhead measured at bert-base/64"]     # 120 ms x 1.5: extrapolated
+    times.table["settings"] = {key: {"ms": 80.0}}
+    times.table["startup_s"] = 12.0
+    after = cost.project_run(paper, spec, times, paper.config)
+    assert after.measured and after.steps == before.steps
+    assert after.parts["step_ms"] == 80.0 and after.parts["startup"] == 12.0
+    assert after.parts["steps"] == pytest.approx(after.steps * 0.080)
+    # host-side variations (sampling mode, k, the switch probability) share the step; s negatives do not
+    variant = paper.run_spec("cards", "roberta-base", "cards_d_uniform~negatives.s=16", 42)
+    assert cost.step_setting(variant) == key.replace("retrieved1", "retrieved16")
+    assert cost.step_setting(paper.run_spec("cards", "roberta-base", "simcse_switch_case~positive.p=0.1", 42)) == \
+        cost.step_setting(paper.run_spec("cards", "roberta-base", "simcse", 42))
+    vascl = paper.run_spec("vascl", "roberta-base", "vascl", 42)
+    assert cost.step_setting(vascl).endswith("/virtual_augmentation+nt_xent")
+    assert cost.step_setting(paper.run_spec("clear", "roberta-base", "clear_double_mlm", 42)).endswith("/mlmx2+none")
+
+
 def test_glue_and_index_projections(times):
     bert = {"arch": "bert", **BASE}
     # CoLA 8,551 and MRPC 3,668 examples, 3 epochs at batch 32: 804 + 345 steps of 32 x 128 tokens (4,096:
@@ -131,6 +155,16 @@ def test_the_loader_keeps_the_fastest_trainer_path_and_says_which(tmp_path):
                                    "knn_rows": 1000}
     path = write_table(table, "x", tmp_path)
     assert yaml.safe_load(path.read_text()) == table
+    # the calibration's settings (a CPU try with --tiny is no measurement) and the paper-length run's start-up
+    (tmp_path / "cal.json").write_text(json.dumps({"args": {"tiny": "False"}, "settings": {
+        "roberta-base/b512/L32/simcse": {"ms": 70.5, "path": "graph"}, "bert-base-uncased/b64/L32/simcse":
+        {"skipped": "budget"}}}))
+    (tmp_path / "tiny.json").write_text(json.dumps({"args": {"tiny": "True"}, "settings": {
+        "roberta-base/b64/L32/simcse": {"ms": 3.0, "path": "eager"}}}))
+    (tmp_path / "run.json").write_text(json.dumps({"returncode": 0, "startup_and_end_s": 14.5}))
+    table = table_from_benchmark([*files, tmp_path / "cal.json", tmp_path / "tiny.json", tmp_path / "run.json"])
+    assert table["settings"] == {"roberta-base/b512/L32/simcse": {"ms": 70.5, "path": "graph", "from": "cal.json"}}
+    assert table["startup_s"] == 14.5
     (tmp_path / "c.json").write_text(json.dumps({"dev_eval": second["dev_eval"]}))
     with pytest.raises(ValueError, match="no `step` section"):
         table_from_benchmark([tmp_path / "c.json"])

@@ -28,14 +28,9 @@ from pathlib import Path
 import yaml
 
 from ..config import split_variant
-from .step_times import StepTimes, flops_per_token
+from .step_times import STARTUP_S, StepTimes, flops_per_token  # noqa: F401 (STARTUP_S: re-exported)
 
 WORKLOAD = Path(str(resources.files("sentaug") / "resources" / "workload.yaml"))
-# Seconds before a job's first step: Python, torch and CUDA start, backbone and token tables load (~6 s at
-# wiki1m scale, benchmarks/gpu_notes.md), and the first steps' one-off work on the GPU: the prefetching workers
-# start, 3 eager warm-up steps, the graph's capture (measured on an H200: 1.4-3.0 s in a fresh process,
-# benchmarks/gpu_notes.md). The process start is not measured on a GPU: an estimate.
-STARTUP_S = 30.0
 # Writing a resumable checkpoint writes the model and AdamW's two moments: three best-model writes.
 CHECKPOINT_WRITES = 3
 # The runtime a training job asks SLURM for: the projection times RUNTIME_FACTOR plus RUNTIME_EXTRA_MIN, at least
@@ -124,6 +119,28 @@ def run_examples(paths, spec: dict) -> tuple[int, list[str]]:
     return n, basis
 
 
+def step_setting(spec: dict) -> str:
+    """What decides a training step's device time, as the step-time table's measured `settings` are keyed:
+    `<backbone>/b<batch>/L<length>/<work>`, the work being the texts and objectives the step adds to SimCSE's
+    two views (`retrieved<s>`: s retrieved negatives per anchor; `hard_negative`: one cached or NLI negative
+    per anchor; each objective by name, MLM with its number of masked copies; a contrastive loss other than
+    InfoNCE). What a method changes on the host alone (where its positives come from, sampling modes,
+    proportions, dropout rates) does not change the key: runs that differ only there share one measurement."""
+    negatives = spec["negatives"]
+    work = []
+    if negatives["source"] == "retrieved":
+        work.append(f"retrieved{int(negatives.get('s', 1))}")
+    elif negatives["source"] != "in_batch":
+        work.append("hard_negative")
+    for objective in spec.get("objectives") or []:
+        work.append(objective["name"] + (f"x{int(objective.get('copies', 1))}" if objective["name"] == "mlm" else ""))
+    contrastive = spec.get("contrastive") or "infonce"
+    contrastive = contrastive if isinstance(contrastive, str) else contrastive["name"]
+    if contrastive != "infonce":
+        work.append(contrastive)
+    return f"{spec['backbone']}/b{spec['batch_size']}/L{spec['max_seq_length']}/{'+'.join(work) or 'simcse'}"
+
+
 def method_overhead(times: StepTimes, spec: dict, setting: str) -> tuple[float, list[str]]:
     """The ratio of a method's step to SimCSE's at `setting` (<backbone key>/<batch>), from the measured
     overheads of its features."""
@@ -162,15 +179,19 @@ def project_run(paths, spec: dict, times: StepTimes, config: dict) -> Projection
     shape = backbone_shape(config, spec["backbone"])
     n, basis = run_examples(paths, spec)
     steps = spec["max_steps"] or spec["epochs"] * math.ceil(n / spec["batch_size"])
-    step = times.step_ms(shape, spec["batch_size"], spec["max_seq_length"])
-    overhead, method_basis = method_overhead(times, spec, f"{times.reference(shape['arch'])}/{spec['batch_size']}")
+    measured = times.setting(step_setting(spec))
+    if measured is not None:        # this setting's own step, timed at its real shape
+        step, overhead, method_basis = measured, 1.0, []
+    else:
+        step = times.step_ms(shape, spec["batch_size"], spec["max_seq_length"])
+        overhead, method_basis = method_overhead(times, spec, f"{times.reference(shape['arch'])}/{spec['batch_size']}")
     evals = steps // spec["eval_steps"] + (1 if steps % spec["eval_steps"] else 0)
     checkpoints = steps // spec["save_steps"]
     ratio = _flop_ratio(times, shape)
     write_s = times.evaluation("best_write_ms") / 1000 * ratio
     kept = "best_snapshot_ms" in times.table["evaluation"]     # the best model kept on the device
     keep_s = times.evaluation("best_snapshot_ms") / 1000 * ratio if kept else write_s
-    parts = {"startup": STARTUP_S, "steps": steps * step.ms * overhead / 1000,
+    parts = {"startup": times.startup_s(), "steps": steps * step.ms * overhead / 1000,
              "dev": evals * (times.evaluation("dev_ms") / 1000 * ratio + keep_s) + (write_s if kept else 0.0),
              "checkpoints": checkpoints * (CHECKPOINT_WRITES + kept) * write_s}
     return Projection(sum(parts.values()), steps, {**parts, "step_ms": step.ms * overhead},

@@ -21,8 +21,13 @@ A table (YAML; `python -m sentaug.workflow.step_times --device h200 A.json B.jso
       best_snapshot_ms: 4.3
       knn_s: 58.31
       knn_rows: 1000000
+    settings:                           paper-scale training settings timed at their real shape
+      roberta-base/b512/L32/retrieved1: {ms: 95.1, path: graph, from: calibration.json}
+                                        (key: sentaug.workflow.cost.step_setting; benchmarks/gpu_calibrate.py)
+    startup_s: 14.2                     a training job's wall time beyond its steps' (benchmarks/gpu_paper_run.py)
 
-Extrapolation (`StepTimes.step_ms`), each use flagged in the result:
+A setting in `settings` is priced from its own measurement; any other is extrapolated (`StepTimes.step_ms`),
+each use flagged in the result:
 * batch sizes between two measured ones (a backbone's own, and those of backbones of the same shape: BERT-base
   and RoBERTa-base do the same work per token): linear in tokens per step; below the smallest measured batch, the
   smallest one's time (the step is bound by kernel launches there, not by work); above the largest, in
@@ -51,6 +56,11 @@ TABLES = Path(str(resources.files("sentaug") / "resources" / "step_times"))
 # asked (`--compile`) are left out: the bill prices what a job runs by default.
 NOT_A_TRAINER_PATH = ("reference", "model")
 OPT_IN_PATHS = ("graph_compiled", "ours_compiled")
+# Seconds before a job's first step: Python, torch and CUDA start, backbone and token tables load (~6 s at
+# wiki1m scale, benchmarks/gpu_notes.md), and the first steps' one-off work on the GPU: the prefetching workers
+# start, 3 eager warm-up steps, the graph's capture (measured on an H200: 1.4-3.0 s in a fresh process,
+# benchmarks/gpu_notes.md). The process start is not measured on a GPU: an estimate.
+STARTUP_S = 30.0      # a table's measured `startup_s` replaces it
 
 
 def known_devices() -> list[str]:
@@ -157,6 +167,17 @@ class StepTimes:
             ratio *= r
         return StepTime(time.ms * ratio, basis)
 
+    def setting(self, key: str) -> StepTime | None:
+        """The measured step of a paper-scale training setting (`cost.step_setting`'s key), None when the
+        table's `settings` do not hold it."""
+        row = (self.table.get("settings") or {}).get(key)
+        return StepTime(float(row["ms"])) if row else None
+
+    def startup_s(self) -> float:
+        """Seconds from a training job's start to its first timed step: measured where the table holds
+        `startup_s`, else the estimate STARTUP_S."""
+        return float(self.table.get("startup_s", STARTUP_S))
+
     def scaled(self, speedup: float) -> "StepTimes":
         """This table with every step `speedup` times faster than measured (a what-if)."""
         if speedup == 1.0:
@@ -165,6 +186,8 @@ class StepTimes:
         for rows in table["steps"].values():
             for row in rows.values():
                 row["ms"] = row["ms"] / speedup
+        for row in (table.get("settings") or {}).values():
+            row["ms"] = row["ms"] / speedup
         return StepTimes(self.name, table)
 
     def sharing(self, runs_per_gpu: int) -> float:
@@ -224,6 +247,7 @@ def table_from_benchmark(paths, device_name: str | None = None, source: str | No
     path of every file is kept, and which path and file it was; a method's overhead is the lowest measured
     ratio to SimCSE's step in the same file; evaluation times are the lowest medians."""
     steps, overhead, evaluation, lengths, devices, sharing = {}, {}, {}, set(), set(), {}
+    settings, startup = {}, []
 
     def keep(slot: dict, key, value: dict, by: str):
         if key not in slot or value[by] < slot[key][by]:
@@ -267,6 +291,11 @@ def table_from_benchmark(paths, device_name: str | None = None, source: str | No
                     if alone and r.get("train_seconds") and len(r["train_seconds"]) == r["k"]:
                         gain = r["k"] * alone / (sum(r["train_seconds"]) / r["k"])    # runs per hour, k over 1
                         sharing[r["k"]] = max(sharing.get(r["k"], 0.0), round(gain, 2))
+        for key, row in (data.get("settings") or {}).items():      # gpu_calibrate.py: paper-scale settings
+            if row.get("ms") and not data.get("args", {}).get("tiny") in (True, "True"):
+                keep(settings, key, {"ms": round(row["ms"], 3), "path": row["path"], "from": name}, "ms")
+        if data.get("startup_and_end_s") is not None and data.get("returncode") == 0:    # gpu_paper_run.py
+            startup.append(data["startup_and_end_s"])
         knn = data.get("knn")
         if knn and knn.get("torch_s") and knn["torch_s"] < evaluation.get("knn_s", math.inf):
             evaluation.update({"knn_s": knn["torch_s"], "knn_rows": knn["n"]})
@@ -284,7 +313,9 @@ def table_from_benchmark(paths, device_name: str | None = None, source: str | No
             "length": lengths.pop(), "shapes": shapes,
             "steps": {k: dict(sorted(v.items())) for k, v in sorted(steps.items())},
             "overhead": dict(sorted(overhead.items())), "evaluation": evaluation,
-            **({"sharing": dict(sorted(sharing.items()))} if sharing else {})}
+            **({"sharing": dict(sorted(sharing.items()))} if sharing else {}),
+            **({"settings": dict(sorted(settings.items()))} if settings else {}),
+            **({"startup_s": max(startup)} if startup else {})}
 
 
 HEADER = """\

@@ -1,0 +1,137 @@
+"""Every distinct paper-scale training setting of the bill, timed at its real shape on this GPU: the measured
+`settings` of the step-time table that `sentaug cost` reads.
+
+    python benchmarks/gpu_calibrate.py --settings benchmarks/paper_settings.json --device cuda \
+        --data .gpu/data --tokenizers .gpu/models --budget 140 --out $OUT/calibration.json
+    python benchmarks/gpu_calibrate.py --device cpu --tiny --budget 60 --out /tmp/calibration.json   # a try
+
+The settings (`sentaug.workflow.cost.step_setting`: backbone, batch, length and the work a method adds) and one
+representative run's resolved spec each come from benchmarks/paper_settings.py, largest projected hours first,
+so that a budget that runs out leaves the smallest ones extrapolated. Each is the real trainer on its spec
+(`gpu_runs.timed_train`: the default step path, a CUDA graph on a GPU), with a randomly initialised backbone of
+the setting's shape (BERT-base, RoBERTa-base, RoBERTa-large; Chinese RoBERTa-wwm is BERT-base-shaped and timed
+with the English BERT vocabulary), the wiki1m head as corpus, stand-in caches, an index and NLI triplets, for
+`--warmup` + `--steps` steps: the median of the timed steps is the setting's step time. Also recorded: each run's
+start-up (wall time before its first step) and peak memory. `--tiny` shrinks every backbone to 2 layers and
+every batch to 8 (a CPU try of the script, not a measurement).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_runs import ROOT, TOKENIZERS, attempt, load_lines, stand_in_cache, timed_train, token_files  # noqa: E402
+from gpu_training import examples_of, texts_of_run, versions  # noqa: E402
+
+TINY = {"layers": 2, "hidden": 128, "intermediate": 512}
+
+
+def backbone_for(shape: dict, tokenizers: Path, tmp: Path, tiny: bool) -> str:
+    """A random backbone of `shape` (its arch's tokenizer; BERT-shaped Chinese RoBERTa with BERT's), saved once."""
+    from transformers import AutoTokenizer
+
+    from sentaug.models.backbones import random_model
+
+    arch = "roberta" if shape["arch"] == "roberta" else "bert"
+    size = dict(TINY if tiny else {k: shape[k] for k in ("layers", "hidden", "intermediate")})
+    size["heads"] = max(1, size["hidden"] // 64)
+    out = tmp / "backbones" / f"{arch}-{size['layers']}x{size['hidden']}"
+    if not out.exists():
+        tok = AutoTokenizer.from_pretrained(tokenizers / TOKENIZERS[arch])
+        random_model(arch, size, tok, seed=0).save_pretrained(out)
+        tok.save_pretrained(out)
+    return str(out)
+
+
+def index_for(corpus: str, backbone: str, tmp: Path, device: str, k: int = 64) -> str:
+    from sentaug.index.neighbours import build_index
+
+    out = tmp / "index" / f"{Path(backbone).name}-k{k}.npz"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        build_index(corpus, backbone, "cls_before_pooler", k, out, device=device)
+    return str(out)
+
+
+def calibrate(row: dict, args, tmp: Path, lines: list[str], corpus: str) -> dict:
+    from sentaug import config as sc
+
+    spec = dict(row["spec"])
+    steps = args.warmup + args.steps
+    spec.update(max_steps=steps, eval_steps=steps, save_steps=10**9, language="en")
+    if args.tiny:
+        spec["batch_size"] = min(spec["batch_size"], 8)
+    backbone = backbone_for(row["shape"], args.tokenizers, tmp, args.tiny)
+    caches = [stand_in_cache(lines, tmp / "caches" / aug / f"seed{seed}.parquet", seed, aug.startswith("clear"))
+              for aug, seed in sc.method_caches(spec)]
+    examples = examples_of(spec, corpus, tmp, lines)
+    index = index_for(corpus, backbone, tmp, args.device) if spec["negatives"]["source"] == "retrieved" else None
+    tokens = token_files(texts_of_run(examples, caches), backbone, spec, tmp)
+    started = time.perf_counter()
+    run = timed_train(spec, examples, caches, backbone, args.device, str(args.data), tmp, args.warmup, index=index,
+                      tokens=tokens, sync_window=(0, 0))
+    return {"ms": run["median_step_ms"], "steps_timed": run["steps_timed"], "path": run["step_path"]["path"],
+            "startup_s": round(run["wall_s"] - run["train_seconds"], 2),
+            "wall_s": round(time.perf_counter() - started, 2),
+            "peak_memory_gib": run["peak_memory_gib"], "method": spec["method"], "runs": row["runs"],
+            "hours_projected": round(row["hours"], 3)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--settings", type=Path, default=ROOT / "benchmarks" / "paper_settings.json")
+    p.add_argument("--device", default="cuda")
+    p.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    p.add_argument("--tokenizers", type=Path, default=ROOT.parent / "shared" / "models")
+    p.add_argument("--workdir", type=Path, default=Path("/tmp/sentaug-calibrate"))
+    p.add_argument("--warmup", type=int, default=5, help="steps before the timed ones (3 eager, the capture, one)")
+    p.add_argument("--steps", type=int, default=12)
+    p.add_argument("--budget", type=float, default=140.0, help="seconds; no setting starts past it")
+    p.add_argument("--only", help="comma-separated setting keys (default: all, largest hours first)")
+    p.add_argument("--tiny", action="store_true", help="2-layer backbones (a CPU try, not a measurement)")
+    p.add_argument("--out", type=Path, required=True)
+    args = p.parse_args()
+    started = time.perf_counter()
+    settings = json.loads(args.settings.read_text(encoding="utf-8"))
+    rows = settings["training"]
+    if args.only:
+        rows = [r for r in rows if r["key"] in set(args.only.split(","))]
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    lines = load_lines(str(args.data))
+    corpus = args.workdir / "corpus" / "wiki1m_head.txt"
+    corpus.parent.mkdir(exist_ok=True)
+    corpus.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = {"args": {k: str(v) for k, v in vars(args).items()}, "versions": versions(args.device),
+           "settings_made": settings["made"], "settings_commit": settings["commit"], "settings": {}}
+    last = 0.0
+    for row in rows:
+        elapsed = time.perf_counter() - started
+        if elapsed + last > args.budget:         # the next one would not finish in time: left to extrapolation
+            out["settings"][row["key"]] = {"skipped": f"budget ({args.budget:.0f} s) reached"}
+            continue
+        t0 = time.perf_counter()
+        out["settings"][row["key"]] = attempt(calibrate, row, args, args.workdir, lines, str(corpus))
+        last = time.perf_counter() - t0
+        r = out["settings"][row["key"]]
+        print(f"[calibrate] {row['key']}: {r.get('ms')} ms ({r.get('path')}; start-up {r.get('startup_s')} s) "
+              f"{r.get('error', '')}", flush=True)
+        args.out.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")     # kept if stopped later
+        if args.device.startswith("cuda"):
+            torch.cuda.empty_cache()
+    hours = {k: r["hours"] for r in rows for k in [r["key"]]}
+    done = [k for k, r in out["settings"].items() if r.get("ms")]
+    out["measured_share_of_hours"] = round(sum(hours[k] for k in done) / max(sum(hours.values()), 1e-9), 4)
+    out["seconds"] = round(time.perf_counter() - started, 1)
+    args.out.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    print(f"[calibrate] {len(done)} of {len(rows)} settings timed ({out['measured_share_of_hours']:.0%} of the "
+          f"projected hours) in {out['seconds']} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
