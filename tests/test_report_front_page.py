@@ -169,11 +169,25 @@ def test_make_report_renders_the_front_page_from_the_bills_data(built_report):
     assert "bill.demo.html" in page and "Docutils System Messages" not in page
 
 
-def _rendered(report: Path, width: int, tmp: Path) -> tuple[dict, str]:
-    """(the layout probe's boxes, the DOM) of `report` in a window `width` px wide."""
+# Clicks the front page's link to SDA's table4, then writes what the report shows (the entry's caption, in its menu).
+CLICK_PROBE = """<script>
+setTimeout(function () {
+  document.querySelector('.prose a[href*="sda/table4.html"]').click();
+  setTimeout(function () {
+    const pre = document.createElement('pre');
+    pre.id = 'layout-probe';
+    pre.textContent = JSON.stringify(document.querySelector('#app').textContent);
+    document.body.appendChild(pre);
+  }, 1000);
+}, 5000);
+</script>"""
+
+
+def _rendered(report: Path, width: int, tmp: Path, probe: str = LAYOUT_PROBE) -> tuple:
+    """(what `probe` wrote, the DOM) of `report` in a window `width` px wide."""
     probed = tmp / f"probed-{width}.html"
     head, body_end, tail = report.read_text().rpartition("</body>")    # the page's own (scripts hold others)
-    probed.write_text(head + LAYOUT_PROBE + body_end + tail)
+    probed.write_text(head + probe + body_end + tail)
     run = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                           f"--window-size={width},1000", "--virtual-time-budget=20000", "--dump-dom",
                           probed.as_uri()], capture_output=True, text=True, timeout=300)
@@ -227,3 +241,9 @@ def test_the_front_pages_bill_totals_are_the_sums_of_the_bills_table(built_repor
         rounding = sum(0.005 if float(r[column].replace(",", "")) >= 1 else 0.0005 for r in rows if r[column] != "–")
         assert abs(float(total[column].replace(",", "")) - sums) <= rounding + 0.005
     assert sum(int(r[2]) for r in rows) == int(total[2]) == int(re.search(r"\((\d+) training runs\)", projected[0])[1])
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs headless Chromium (Debian: apt-get install chromium)")
+def test_a_papers_table_link_opens_its_entry_in_the_report(built_report, tmp_path):
+    shown, _ = _rendered(built_report[1], 1400, tmp_path, CLICK_PROBE)
+    assert "SDA table4: STS test sets, Spearman x100" in shown          # the entry's caption (rule report_table)
