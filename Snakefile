@@ -17,7 +17,7 @@ sc.check_references(config)
 include: "rules/common.smk"
 
 # `snakemake --report results/report.html`: every table and figure, one category per paper (rules/report.smk);
-# its front page with the bill when `make report` wrote one (sentaug cost all --front-page).
+# its front page with what was built and the bill when `make report` wrote one (rule report_front_page).
 report: W.report_front_page("report/workflow.rst")
 include: "rules/download.smk"
 include: "rules/augment.smk"
@@ -34,6 +34,7 @@ rule all:
         W.leaderboard_outputs(),
         W.comparison_outputs(),
         list(W.report_pages().values()),
+        W.report_bill_pages(),
     default_target: True
     message:
         "every declared table and figure"

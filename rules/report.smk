@@ -275,6 +275,30 @@ rule report_figure:
         "> {log} 2>&1"
 
 
+# The report's front page and the bill's own page, from the data `sentaug cost all --front-page` writes (run by
+# `make report` before this rule): that command resolves the DAG, so it cannot be a job of it.
+rule report_front_page:
+    input:
+        W.report_bill_data_file(),
+    output:
+        front=W.report_front_page_file(),
+        bill=report(W.report_bill_page(), caption="../report/page.rst", category="Bill",
+                    labels={"output": "bill", "kind": "table", "scale": SCALE}),
+    params:
+        code=code("report/front_page.py"),
+        caption="Device-hours per backbone and method: projected for the paper scale, and what this build took.",
+    localrule: True
+    message:
+        "the report's front page and the bill"
+    log:
+        f"{R}/logs/report/front_page.log",
+    conda:
+        "../envs/base.yaml"
+    shell:
+        "python -m sentaug.cli report front-page --data {input} --out {output.front} --page {output.bill} "
+        "> {log} 2>&1"
+
+
 rule report_census:
     input:
         csv=f"{R}/tables/augmentations.csv",

@@ -248,6 +248,7 @@ def test_device(tmp_path, monkeypatch):
 
 def test_the_bill_of_a_table_prices_every_job_of_its_dag(tmp_path, test_device):
     from sentaug.workflow.bill import compute_bill, format_bill, target_rows
+    from sentaug.workflow.report_data import projected_jobs
     from tests.workflow_runs import demo_override
 
     results = tmp_path / "results"
@@ -268,6 +269,13 @@ def test_the_bill_of_a_table_prices_every_job_of_its_dag(tmp_path, test_device):
     text = format_bill(bill, runs=True)
     assert target in text and "new   train:backbone=tiny-roberta,method=vascl,paper=shared,seed=2: 6 steps" in text
     assert "1 table" in text and "Test GPU" in text
+    # the bill as the report's front page reads it (sentaug.workflow.report_data): each device job once, in hours
+    jobs = projected_jobs(bill)
+    hours = lambda kind, **w: sorted(j["hours"] for j in jobs if j["kind"] == kind
+                                     and w.items() <= j["wildcards"].items())
+    assert hours("train", method="simcse") == pytest.approx([simcse / 3600] * 2)
+    assert hours("train", method="vascl", seed="2") == pytest.approx([vascl / 3600])
+    assert hours("eval") == pytest.approx([sts / 3600] * 5) and hours("glue") == []
 
 
 def test_bad_targets_and_devices_are_named(tmp_path, test_device, capsys):
@@ -283,9 +291,12 @@ def test_bad_targets_and_devices_are_named(tmp_path, test_device, capsys):
 @pytest.mark.slow
 def test_built_runs_are_billed_apart_beside_what_they_took(demo_tables, test_device, tmp_path):
     """SDA Table 4, built: its 16 runs are built, nothing new is billed, and what they took is the sum of
-    their summaries' train_seconds; the report's front page says so."""
+    their summaries' train_seconds, and of its evaluations the sum of their files' `seconds`; the report's front
+    page says so."""
+    from sentaug.report.bill_page import bill_totals, built_rows, hours
     from sentaug.report.front_page import front_page_rst
     from sentaug.workflow.bill import compute_bill, target_rows
+    from sentaug.workflow.report_data import report_data
 
     results, override, targets = demo_tables
     bill = compute_bill([targets[0]], device=test_device, configfiles=[ROOT / "config.yaml", override])
@@ -293,38 +304,15 @@ def test_built_runs_are_billed_apart_beside_what_they_took(demo_tables, test_dev
     took = [json.loads(p.read_text())["train_seconds"] for p in (results / "runs").rglob("train_summary.json")]
     assert (row["runs"], row["built"], row["new"], row["train_h"]) == (16, 16, 0, 0)
     assert row["built_actual_h"] == pytest.approx(sum(took) / 3600) and len(took) == 16
-    page = front_page_rst(bill)
+    evaluations = [json.loads(p.read_text())["seconds"] for p in (results / "eval").rglob("*.json")]
+    data = report_data(bill, bill)
+    totals = bill_totals(built_rows(data["built"]["jobs"]))
+    assert (totals["built"], totals["runs"]) == (16, 16) and totals["devices"] == ["cpu"]
+    assert totals["train"] == pytest.approx(sum(took) / 3600) and totals["glue"] is None
+    assert totals["eval"] == pytest.approx(sum(evaluations) / 3600) and len(evaluations) >= 17
+    page = front_page_rst(data)
     assert page.startswith((ROOT / "report/workflow.rst").read_text().rstrip())
-    assert f"Built: 16 runs" in page and f"actually {sum(took) / 3600:.3f} h" in page
-
-
-def test_the_reports_front_page_carries_the_bill_once_written(tmp_path, test_device, capsys):
-    """`make report`: `sentaug cost all --front-page --snakemake-args "$(SNAKEFLAGS)"` writes the page (with
-    SNAKEFLAGS' config; its other flags ignored) that the Snakefile's `report:` then shows (from fake pages:
-    the report only needs the marked files)."""
-    import os
-    import re
-    import subprocess
-    import sys
-
-    from sentaug.cli import main
-
-    results = tmp_path / "R"
-    assert main(["cost", "all", "--device", test_device, "--front-page",
-                 "--snakemake-args", f"--config results={results} -p --cores 3"]) == 0
-    assert f"front page: {results}/report/front.demo.rst" in capsys.readouterr().out
-    cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
-    for fake in Workflow(cfg, results=str(results)).report_pages().values():
-        Path(fake).parent.mkdir(parents=True, exist_ok=True)
-        Path(fake).write_text("<html><body>fake page</body></html>")
-    report = tmp_path / "report.html"
-    run = subprocess.run([sys.executable, "-m", "snakemake", "--nolock", "--config", f"results={results}",
-                          "--report", str(report)], cwd=ROOT, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
-    assert run.returncode == 0, run.stderr[-3000:]
-    runs = re.search(r"Still to build: (\d+) of (\d+) training runs", (results / "report/front.demo.rst").read_text())
-    assert runs.group(1) == runs.group(2) and int(runs.group(1)) > 100
-    assert runs.group(0) in report.read_text()
+    assert "16 of 16 training runs" in page and f"- {hours(totals['train'])}\n" in page
 
 
 @pytest.mark.mirror

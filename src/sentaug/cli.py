@@ -121,6 +121,18 @@ def cmd_describe_model_size(a):
     describe_model_size_cli(load_spec(a.spec), a.model, a.out)
 
 
+def cmd_report_leaderboard_progress(a):
+    """`sentaug report leaderboard-progress`: here, as it asks the workflow for the board's result files and the
+    report imports nothing of the workflow."""
+    from . import config as sc
+    from .report.leaderboard import board_progress
+    from .workflow import Workflow
+
+    config = {**sc.load_yaml(a.config), "scale": a.scale}
+    sc.validate(config)    # as the Snakefile does: a bad key or scale is named, not a KeyError deep in a path
+    print(board_progress(Workflow(config, results=a.results), a.board), end="")
+
+
 def cmd_index(a):
     from .index.neighbours import build_index
 
@@ -289,7 +301,7 @@ def build_parser() -> Parser:
     dm.add_argument("--out", required=True, help="JSON")
     dm.set_defaults(func=cmd_describe_model_size)
 
-    add_report_commands(sub)
+    add_report_commands(sub, leaderboard_progress=cmd_report_leaderboard_progress)
 
     ac = sub.add_parser("augment-cosine", help="cosine original/augmented and token length change of one cache "
                                                "under a backbone (mean pooling)")

@@ -31,8 +31,13 @@ class JobCost:
     label: str
     built: bool
     projection: cost.Projection | None = None
-    actual_s: float | None = None               # a built run's train_seconds
+    actual_s: float | None = None               # what a built job took (_actual)
     actual_device: str | None = None
+
+    @property
+    def wildcards(self) -> dict[str, str]:
+        """The job's wildcards, as its label names them (_job_key)."""
+        return dict(part.split("=", 1) for part in self.label.split(":", 1)[1].split(",") if part)
 
 
 @dataclass
@@ -128,12 +133,14 @@ def _price(job, W, times: StepTimes, config: dict) -> tuple[str, cost.Projection
     return "cpu", None
 
 
-def _actual(job) -> tuple[float | None, str | None]:
-    summary = Path(job.output[0]) / "train_summary.json"
-    if not summary.is_file():
+def _actual(job, kind: str) -> tuple[float | None, str | None]:
+    """(seconds, device) a built job took: a run's `train_seconds` (its train_summary.json), an evaluation's or
+    GLUE fine-tuning's `seconds` (its result JSON); None where its output records none."""
+    path = Path(job.output[0]) / "train_summary.json" if kind == "train" else Path(job.output[0])
+    if path.suffix != ".json" or not path.is_file():
         return None, None
-    data = json.loads(summary.read_text(encoding="utf-8"))
-    return data.get("train_seconds"), data.get("device")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data.get("train_seconds" if kind == "train" else "seconds"), data.get("device")
 
 
 def compute_bill(targets: list[str], scale: str | None = None, device: str | None = None, config: dict | None = None,
@@ -171,7 +178,7 @@ def compute_bill(targets: list[str], scale: str | None = None, device: str | Non
                 if key not in jobs:
                     kind, projection = _price(job, W, times, wf_config)
                     built = not dag.needrun(job)
-                    actual, actual_device = _actual(job) if kind == "train" and built else (None, None)
+                    actual, actual_device = _actual(job, kind) if kind in GPU_KINDS and built else (None, None)
                     jobs[key] = JobCost(kind, job.rule.name, key, built, projection, actual, actual_device)
             bill_targets[target] = keys
     k = W.runs_per_gpu()
@@ -210,7 +217,7 @@ def setting_rows(bill: Bill) -> list[dict]:
     groups = defaultdict(list)
     for j in bill.jobs.values():
         if j.kind == "train" and not j.built:
-            w = dict(part.split("=", 1) for part in j.label.split(":", 1)[1].split(","))
+            w = j.wildcards
             groups[(w["backbone"], j.projection.steps, round(j.projection.parts["step_ms"], 1))].append(j)
     rows = []
     for (backbone, steps, step_ms), js in sorted(groups.items(), key=lambda kv: -sum(j.projection.seconds
@@ -266,7 +273,8 @@ def format_bill(bill: Bill, runs: bool = False) -> str:
         for j in sorted(bill.jobs.values(), key=lambda j: j.label):
             if j.kind in GPU_KINDS:
                 p = j.projection
-                actual = f", took {j.actual_s:,.0f} s on {j.actual_device}" if j.actual_s is not None else ""
+                actual = (f", took {j.actual_s:,.0f} s" + (f" on {j.actual_device}" if j.actual_device else "")
+                          if j.actual_s is not None else "")
                 out.append(f"  {'built' if j.built else 'new':<5} {j.label}: {p.steps:,} steps, {p.seconds:,.0f} s"
                            f"{actual}" + (f"  [{'; '.join(p.basis)}]" if p.basis else "  [measured]"))
     return "\n".join(line for line in out if line is not None)
@@ -299,8 +307,8 @@ def add_cost_command(sub) -> None:
                         "(default: the table's measured gain for the scale's runs_per_gpu, else none)")
     c.add_argument("--runs", action="store_true", help="also list every job priced on the device")
     c.add_argument("--front-page", action="store_true",
-                   help="also write the report's front page with this bill (<results>/report/front.<scale>.rst, "
-                        "which `make report` shows)")
+                   help="also write what the report's front page shows, as data: this bill, the paper scale's and "
+                        "the paper tables' files (<results>/report/bill.<scale>.json, which `make report` renders)")
     c.set_defaults(func=cmd_cost)
 
 
@@ -314,7 +322,9 @@ def cmd_cost(a) -> None:
     bill = compute_bill(a.targets, a.scale, a.device, config, [*snakemake.configfile, *a.configfile], a.speedup,
                         a.sharing_gain)
     print(format_bill(bill, runs=a.runs))
-    if a.front_page:
-        from ..report.front_page import write_front_page
+    if a.front_page:     # the front page sets the build beside the paper scale's projection
+        from .report_data import write_report_data
 
-        print(f"front page: {write_front_page(bill, bill.paths.report_front_page_file())}")
+        paper = bill if bill.scale == "paper" else compute_bill(
+            a.targets, "paper", a.device, config, [*snakemake.configfile, *a.configfile], a.speedup, a.sharing_gain)
+        print(f"front page data: {write_report_data(bill, paper)}")

@@ -236,8 +236,21 @@ class Paths:
         return train_runtime_minutes(projection, k, self._step_times.sharing(k))
 
     def report_front_page_file(self) -> str:
-        """The report's front page with the bill (`sentaug cost all --front-page`, run by `make report`)."""
+        """The report's front page with the bill (rule report_front_page, from report_bill_data_file)."""
         return f"{self.R}/report/front.{self.scale}.rst"
+
+    def report_bill_data_file(self) -> str:
+        """What the front page shows, as data (`sentaug cost all --front-page`, run by `make report`)."""
+        return f"{self.R}/report/bill.{self.scale}.json"
+
+    def report_bill_page(self) -> str:
+        """The bill's own report page: its full table (rule report_front_page)."""
+        return f"{self.R}/report/bill.{self.scale}.html"
+
+    def report_bill_pages(self) -> list[str]:
+        """The bill's page as a target of `all`: once `sentaug cost all --front-page` wrote the data it is rendered
+        from (that command resolves the DAG, so it cannot be a job of it)."""
+        return [self.report_bill_page()] if Path(self.report_bill_data_file()).is_file() else []
 
     def report_front_page(self, static: str) -> str:
         """The text of the report's front page: the one with this scale's bill when written, else `static`."""

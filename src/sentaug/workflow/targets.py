@@ -151,11 +151,19 @@ class Workflow(Paths):
         return sorted({t for panel in self.figure_points(paper, figure) for p in panel
                        for t in p.get("targets", p["files"])})
 
+    def figure_output(self, paper: str, figure: str) -> str:
+        """A paper figure's .pdf (its .png and .csv beside it)."""
+        return f"{self.R}/figures/{paper}/{figure}.pdf"
+
     def all_figures(self) -> list[str]:
-        return [f"{self.R}/figures/{p}/{f}.pdf" for p, paper in self.papers.items() for f in paper.get("figures", {})]
+        return [self.figure_output(p, f) for p, paper in self.papers.items() for f in paper.get("figures", {})]
+
+    def table_output(self, paper: str, table: str) -> str:
+        """A paper table's .tex (its .csv beside it)."""
+        return f"{self.R}/tables/{paper}/{table}.tex"
 
     def all_tables(self) -> list[str]:
-        return [f"{self.R}/tables/{p}/{t}.tex" for p, paper in self.papers.items() for t in paper.get("tables", {})]
+        return [self.table_output(p, t) for p, paper in self.papers.items() for t in paper.get("tables", {})]
 
     # -- leaderboard ----------------------------------------------------------------------------------------
     @cached_property
@@ -253,9 +261,9 @@ class Workflow(Paths):
         pages = {}
         for p, paper in self.papers.items():
             for t in paper.get("tables", {}):
-                pages[f"{self.R}/tables/{p}/{t}.tex"] = f"{self.R}/report/tables/{p}/{t}.html"
+                pages[self.table_output(p, t)] = f"{self.R}/report/tables/{p}/{t}.html"
             for f in paper.get("figures", {}):
-                pages[f"{self.R}/figures/{p}/{f}.pdf"] = f"{self.R}/report/figures/{p}/{f}.html"
+                pages[self.figure_output(p, f)] = f"{self.R}/report/figures/{p}/{f}.html"
         if census:
             pages[f"{self.R}/tables/augmentations.tex"] = f"{self.R}/report/census.html"
         for board in self.leaderboards:
