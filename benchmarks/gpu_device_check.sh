@@ -7,6 +7,7 @@
 #                      every method's 10 steps, torch.compile (benchmarks/gpu_training.py)
 #   concurrency.json   k = 1, 2, 4, 8 training processes on one GPU (benchmarks/gpu_concurrency.py)
 #   sda_table4.tex/.csv, sda_runs.json   SDA Table 4 built by Snakemake at the gpu scale, and its runs' summaries
+#   gpu_pytest.xml/.log  the GPU tests, run first (benchmarks/gpu_pytest.sh, at most PYTEST_LIMIT s, default 150)
 #   log.txt, nvidia.txt
 # PY, DEVICE, SIZE and SNAKEFLAGS (e.g. -n) let it be tried on a CPU machine first (.venv/bin/python, cpu, tiny).
 set -u
@@ -21,21 +22,22 @@ OUT=${OUT:-results/device}
 mkdir -p "$OUT"
 left() { echo $(( BUDGET - (SECONDS - START) )); }
 say() { echo "[check] $* at $((SECONDS - START)) s" | tee -a "$OUT/log.txt"; }
-$PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  >> "$OUT/log.txt" 2>&1 || say "wheel install failed"
-export PYTHONPATH=/tmp/site:$PWD/src HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
-  TQDM_DISABLE=1 PYTHONUNBUFFERED=1 TRANSFORMERS_VERBOSITY=error \
-  SENTAUG_MIRROR=$PWD/.gpu/data SENTAUG_MODEL_MIRROR=$PWD/.gpu/models
-command -v python >/dev/null || { mkdir -p /tmp/bin && ln -sf "$(command -v python3)" /tmp/bin/python; }
-export PATH=/tmp/bin:$PATH       # the workflow's rules call `python`
+LOG="$OUT/log.txt"
+source benchmarks/gpu_env.sh     # the wheels installed, the data, offline
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,driver_version --format=csv > "$OUT/nvidia.txt" 2>&1
 $PY -c "import torch, transformers, snakemake; print('torch', torch.__version__, 'transformers', \
 transformers.__version__, 'snakemake', snakemake.__version__)" >> "$OUT/nvidia.txt" 2>&1
 say "installed"
 W=/tmp/gpuwork
 COMMON=(--device $DEVICE --size $SIZE --workdir $W --data .gpu/data --tokenizers .gpu/models)
-# Stages end by these marks (seconds since the start); a stage that ends early leaves its time to the next.
-T1=$(( BUDGET * 40 / 100 )); T2=$(( BUDGET * 67 / 100 )); T3=$(( BUDGET * 82 / 100 ))
+# 0. the GPU tests (pytest -m gpu), first, under their own limit: gpu_pytest.xml and gpu_pytest.log
+LIMIT=${PYTEST_LIMIT:-150} bash benchmarks/gpu_pytest.sh "$OUT" >> "$OUT/log.txt" 2>&1
+say "gpu tests exit $?"
+
+# The stages below end by these marks (seconds since the start), sharing what the tests left of the budget; a
+# stage that ends early leaves its time to the next.
+U=$(( SECONDS - START )); R=$(( BUDGET - U ))
+T1=$(( U + R * 40 / 100 )); T2=$(( U + R * 67 / 100 )); T3=$(( U + R * 82 / 100 ))
 by() { local t=$(( $1 - (SECONDS - START) )); echo $(( t > 0 ? t : 1 )); }
 # group LIMIT CMD...: CMD in a session of its own, the whole session stopped after LIMIT seconds (its worker
 # processes too: nothing of a stage may run on into the next stage's timings)
