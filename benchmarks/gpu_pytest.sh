@@ -21,9 +21,13 @@ if [ "${SENTAUG_GPU_REHEARSAL:-}" != 1 ] && ! $PY -c "import torch, sys; sys.exi
   exit 3
 fi
 START=$SECONDS
-# SIGINT at the limit: pytest stops as if interrupted by hand and still writes its report
-timeout --signal=INT --kill-after=30 "$LIMIT" $PY -m pytest tests/test_gpu.py -m gpu -p no:cacheprovider -rA \
-  --junitxml="$OUT/gpu_pytest.xml" -o junit_family=xunit1 -o junit_logging=system-out >> "$LOG" 2>&1
+# SIGINT at the limit: pytest stops as if interrupted by hand and still writes its report. In a session of its
+# own, so that nothing the tests started (the methods section's processes) outlives them on the GPU.
+setsid timeout --signal=INT --kill-after=60 "$LIMIT" $PY -m pytest tests/test_gpu.py -m gpu -p no:cacheprovider \
+  -rA --junitxml="$OUT/gpu_pytest.xml" -o junit_family=xunit1 -o junit_logging=system-out >> "$LOG" 2>&1 &
+PID=$!
+wait $PID
 RC=$?
+kill -KILL -- -$PID 2>/dev/null
 echo "[gpu_pytest] exit $RC after $((SECONDS - START)) s (limit $LIMIT s): $(tail -n 1 "$LOG")" | tee -a "$LOG"
 exit $RC
