@@ -3,7 +3,7 @@
 # Prepared beforehand on a CPU machine by benchmarks/gpu_device_prepare.sh; carry .whl and .gpu. Every stage runs
 # in a process group of its own under its own time limit, so a crash or a timeout keeps the others' figures.
 # Writes to $OUT (default results/device), at most 8 files (what a device call brings back):
-#   pytest_gpu.txt      the GPU tests (`pytest -m gpu`: graph runner, agreement, replays, fallback, OOM, methods)
+#   gpu_pytest.xml      the GPU tests (benchmarks/gpu_pytest.sh: agreement, replays, fallback, OOM, every method)
 #   paper_run.json      SimCSE on BERT-base at paper length (15,625 steps, 1M lines, 125 dev evaluations), end to
 #                       end beside its projection (benchmarks/gpu_paper_run.py)
 #   calibration.json    every paper-scale training setting of the bill at its real shape (gpu_calibrate.py)
@@ -20,18 +20,16 @@ PY=${PY:-python3}
 DEVICE=${DEVICE:-cuda}
 TINY=${TINY:-}
 START=$SECONDS
+W=/tmp/sentaug-device
 OUT=${OUT:-results/device}
 mkdir -p "$OUT"
 say() { echo "[check] $* at $((SECONDS - START)) s" | tee -a "$OUT/log.txt"; }
-if [ -d .whl ] && [ "$DEVICE" = cuda ]; then
-  $PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    >> "$OUT/log.txt" 2>&1 || say "wheel install failed"
-  export PYTHONPATH=/tmp/site:$PWD/src
+LOG="$OUT/log.txt"
+if [ "$DEVICE" = cuda ]; then
+  source benchmarks/gpu_env.sh     # the wheels installed, the data, offline
 else
-  export PYTHONPATH=$PWD/src
+  export PYTHONPATH=$PWD/src TOKENIZERS_PARALLELISM=false TQDM_DISABLE=1 PYTHONUNBUFFERED=1
 fi
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false TQDM_DISABLE=1 PYTHONUNBUFFERED=1 \
-  TRANSFORMERS_VERBOSITY=error SENTAUG_MIRROR=$PWD/.gpu/data SENTAUG_MODEL_MIRROR=$PWD/.gpu/models
 DATA=(--data .gpu/data --tokenizers .gpu/models)
 [ -d .gpu ] || DATA=(--data ../shared/data --tokenizers ../shared/models)
 nvidia-smi --query-gpu=name,memory.total,clocks.sm,driver_version --format=csv > "$OUT/nvidia.txt" 2>&1
@@ -50,15 +48,16 @@ stage() {
   kill "$watch" 2>/dev/null
   say "$name: exit $rc after $((SECONDS - t0)) s (limit $limit)"
 }
-W=/tmp/sentaug-device
 SMALL=()
 [ -n "$TINY" ] && SMALL=(--tiny)
 
-# 1. the GPU tests, first (a failing graph path makes every figure after it suspect)
-stage pytest 50 $PY -m pytest -m gpu -q -p no:cacheprovider tests --junitxml="$W/pytest.xml" \
-  -o junit_family=xunit2 -W ignore::DeprecationWarning
-$PY -m pytest --version >> "$OUT/log.txt" 2>&1
-[ -f "$W/pytest.xml" ] && cp "$W/pytest.xml" "$OUT/pytest_gpu.txt"
+# 1. the GPU tests, first (a failing graph path makes every figure after it suspect): gpu_pytest.xml, its log
+#    appended to log.txt
+mkdir -p $W/pytest
+[ "$DEVICE" = cuda ] && LIMIT=${PYTEST_LIMIT:-90} bash benchmarks/gpu_pytest.sh $W/pytest >> "$OUT/log.txt" 2>&1
+say "gpu tests exit $?"
+[ -f $W/pytest/gpu_pytest.xml ] && cp $W/pytest/gpu_pytest.xml "$OUT/"
+[ -f $W/pytest/gpu_pytest.log ] && cat $W/pytest/gpu_pytest.log >> "$OUT/log.txt"
 
 # 2. the paper-length run (~4 min on an H200: 15,625 steps of ~12.5 ms and 125 dev evaluations)
 LINES=1000000; STEPS=()

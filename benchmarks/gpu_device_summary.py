@@ -50,12 +50,17 @@ def gather(out: Path) -> dict:
                 lines = (out / name).read_text(errors="replace").splitlines()
                 log.write(f"\n===== {name} (last 60 of {len(lines)} lines)\n" + "\n".join(lines[-60:]) + "\n")
                 (out / name).unlink()
+    tests = (out / "gpu_pytest.log").read_text(errors="replace").splitlines() if (out / "gpu_pytest.log").exists() \
+        else []
     return {"training": training, "concurrency": load(out / "concurrency.json"), "runs": runs,
+            "tests": tests[-1] if tests else None,
             "table": (out / "sda_table4.csv").read_text() if (out / "sda_table4.csv").exists() else None}
 
 
 def short(got: dict) -> list[str]:
     t, lines = got["training"], []
+    if got.get("tests"):
+        lines.append(got["tests"])
     lines.append(f"matmul {t.get('matmul', {}).get('tflops')} TFLOP/s; sections {t.get('section_seconds')} "
                  f"exit {t.get('section_exit')}")
     for name, row in (t.get("step") or {}).items():

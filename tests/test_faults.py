@@ -26,6 +26,7 @@ import math
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import struct
@@ -440,7 +441,10 @@ def intermediates(tmp_path_factory, minilm_path):
     parse_corpus(corpus, root / "corpus.spacy", model="en_core_web_sm")
     build_token_file(corpus, backbone, 32, root / "tokens.npz", progress=False)
     build_index(corpus, backbone, "cls", 2, root / "index.npz")
-    (root / "sts.json").write_text(json.dumps({"STS12": 61.5, "avg": 60.25, "model": "m"}))
+    scores = {"STS12": 61.5, "STS13": 62.5, "STS14": 63.5, "STS15": 64.5, "STS16": 65.5, "STSBenchmark": 66.5,
+              "SICKRelatedness": 67.5}
+    (root / "sts.json").write_text(json.dumps({**scores, "avg": sum(scores.values()) / 7, "model": "m"}))
+    write_paired_dev(root)      # what a training run that reads its inputs through scores itself on
     return root, corpus, backbone
 
 
@@ -466,6 +470,41 @@ def _read_back(kind: str, root: Path, corpus: Path, backbone: str) -> int:
 
 FILES = {"cache": "cache.parquet", "parse": "corpus.spacy", "tokens": "tokens.npz", "index": "index.npz",
          "result": "sts.json"}
+
+
+@pytest.mark.parametrize("kind", FILES)
+def test_an_intact_intermediate_is_read_back_by_the_command_that_reads_it(intermediates, kind):
+    """The reader that refuses a damaged file (below) takes the intact one: the command succeeds and what it
+    writes comes from the file (the cache's 8 pairs trained on, the token file's ids looked up, the parse's
+    punctuation inserted, the result's scores in the table)."""
+    root, corpus, backbone = intermediates
+    outputs = [root / name for name in ("run", "pi.parquet", "t4.tex", "t4.csv")]
+    try:
+        assert _read_back(kind, root, corpus, backbone) == 0
+        if kind in ("cache", "tokens", "index"):
+            summary = json.loads((root / "run/train_summary.json").read_text())
+            assert summary["steps"] == 1 and summary["spec"]["method"] == {"cache": "sda_pi"}.get(kind, "simcse")
+            assert summary["n_train_pairs"] == len(ANCHORS)
+            if kind == "cache":      # word deletion changed every sentence of the cache
+                assert summary["spec"]["positive"] == {"source": "cache", "augmentation": "word_deletion"}
+            if kind == "tokens":     # a batch of 8 anchors and their 8 positives: every id from the file
+                assert summary["token_lookups"] == {"from_files": 16, "tokenized": 0}
+            if kind == "index":
+                assert summary["spec"]["negatives"]["source"] == "retrieved"
+        elif kind == "parse":
+            import pandas as pd
+
+            cache = pd.read_parquet(root / "pi.parquet")
+            assert list(cache["original"]) == ANCHORS and cache["changed"].any()
+        else:       # every row of the table is that result: its scores and their mean, 64.50
+            table = (root / "t4.tex").read_text()
+            assert all(f"{v:.2f}" in table for v in (61.5, 62.5, 63.5, 64.5, 65.5, 66.5, 67.5)), table
+    finally:
+        for path in outputs:         # the damaged cases check that nothing of theirs is written
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
 
 
 # A JSON result has no digest: a flipped byte may still parse (a digit changed), truncation cannot.

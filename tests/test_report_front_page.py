@@ -167,6 +167,14 @@ def test_make_report_renders_the_front_page_from_the_bills_data(built_report):
     page = report.read_text()
     assert "What was built" in page and "How far from the papers" in page and "The full bill" in page
     assert "bill.demo.html" in page and "Docutils System Messages" not in page
+    # the runs the bill counts are the training jobs Snakemake's own dry run of `all` lists, at either scale
+    for scale, part in (("demo", data["built"]), ("paper", data["projected"])):
+        dry = subprocess.run([sys.executable, "-m", "snakemake", "all", "-n", "--nolock", "--config",
+                              f"results={results}", f"scale={scale}"], cwd=ROOT, capture_output=True, text=True,
+                             env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+        trains = re.search(r"^train\s+(\d+)\s*$", dry.stdout, re.M)      # its job stats: a count per rule
+        assert dry.returncode == 0 and trains, (dry.stdout + dry.stderr)[-3000:]
+        assert sum(1 for job in part["jobs"] if job["kind"] == "train") == int(trains.group(1))
 
 
 # Clicks the front page's link to SDA's table4, then writes what the report shows (the entry's caption, in its menu).

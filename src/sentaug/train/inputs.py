@@ -79,13 +79,14 @@ class StepInputs:
         """What must match for a captured graph to run these inputs: layout, and every tensor's shape and dtype."""
         return (self.layout, tuple((k, tuple(v.shape), v.dtype) for k, v in sorted(self.tensors.items())))
 
-    def to(self, device, non_blocking: bool = False) -> "StepInputs":
+    def to(self, device, non_blocking: bool = False, copy: bool = False) -> "StepInputs":
+        """On `device`; `copy`: tensors of their own even where they are there already."""
         device = torch.device(device)
         if device.type == "cuda":   # from pinned memory, the host does not wait for the copy
-            moved = {k: (v if v.is_pinned() else v.pin_memory()).to(device, non_blocking=True)
+            moved = {k: (v if v.is_pinned() else v.pin_memory()).to(device, non_blocking=True, copy=copy)
                      for k, v in self.tensors.items()}
         else:
-            moved = {k: v.to(device) for k, v in self.tensors.items()}
+            moved = {k: v.to(device, copy=copy) for k, v in self.tensors.items()}
         return StepInputs(moved, self.layout, self.lookups, self.full)
 
     def pin_memory(self) -> "StepInputs":
