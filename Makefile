@@ -58,7 +58,7 @@ report: | $(PYTHON)
 	@echo "Report written: open $(CURDIR)/results/report.html in a browser"
 
 docs-cli: | $(PYTHON)
-	$(PYTHON) -m sentaug.cli docs cli --out docs/cli.md
+	$(PYTHON) -m sentaug.cli generate-docs cli --out docs/cli.md
 
 docs-results: | $(PYTHON)
-	$(PYTHON) -m sentaug.cli docs results --results $(RESULTS) --out docs/results.md
+	$(PYTHON) -m sentaug.cli generate-docs results --results $(RESULTS) --out docs/results.md

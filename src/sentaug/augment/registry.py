@@ -174,7 +174,9 @@ def get(name: str) -> Augmentation:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise ValueError(f"unknown augmentation {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
+        from ..choices import UnknownName
+
+        raise UnknownName("augmentation", name, sorted(_REGISTRY), full_list="sentaug augment --list") from None
 
 
 def describe() -> str:
