@@ -15,8 +15,10 @@ from sentaug.report.provenance import build_stamp
 from sentaug.report.tables import render_table
 from tests.test_cli import ROOT
 
-# The pages a user reads: the README, the CHANGELOG and docs/ (the release notes in docs/releases/ too).
-PAGES = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md"))]
+# The pages a user reads: the README, the CHANGELOG, docs/ (the release notes in docs/releases/ too) and the GPU
+# notes the README links to.
+PAGES = [ROOT / "README.md", ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").rglob("*.md")),
+         ROOT / "benchmarks" / "gpu_notes.md"]
 STS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
 
 
@@ -119,7 +121,8 @@ def _cells(row: str) -> int:
 
 
 def table_errors(text: str, where: str = "") -> list[str]:
-    """Each table of a page: after a blank line, a header, a `|---|` row and rows of the header's cell count."""
+    """Each table of a page: after a blank line (or a heading), a header, a `|---|` row and rows of the header's
+    cell count."""
     lines, _ = markdown_parts(text)
     errors, i = [], 0
     while i < len(lines):
@@ -130,7 +133,7 @@ def table_errors(text: str, where: str = "") -> list[str]:
         while j < len(lines) and lines[j].startswith("|"):
             j += 1
         rows, at = lines[i:j], f"{where}:{i + 1}"     # line numbers from 1
-        if i > 0 and lines[i - 1].strip():
+        if i > 0 and lines[i - 1].strip() and not lines[i - 1].startswith("#"):     # else a paragraph's text
             errors.append(f"{at}: a table must follow a blank line")
         if len(rows) < 2 or not SEPARATOR.fullmatch(rows[1].strip()):
             errors.append(f"{at}: no header and |---| row above {rows[0][:60]!r}")
@@ -377,3 +380,21 @@ def test_the_demos_times_are_the_benchmarks_output():
     assert re.findall(r"\*\*([\d.]+) min", performance) == [minutes["report_s"]]     # one figure for the demo
     config = (ROOT / "config.yaml").read_text(encoding="utf-8")
     assert f"2 CPU cores: {minutes['report_s']} min ({measured['date'][:10]}" in config
+
+
+def test_sentaug_docs_lists_the_pages_and_prints_one_writing_nothing(tmp_path, monkeypatch, capsys):
+    from sentaug.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["docs"]) == 0
+    listed = capsys.readouterr().out
+    for page in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:     # each page, its name, title and file
+        name = "readme" if page.name == "README.md" else page.stem
+        title = next(line for line in page.read_text(encoding="utf-8").splitlines() if line.startswith("# "))[2:]
+        assert re.search(rf"^  {re.escape(name)} +{re.escape(title)}  \({re.escape(str(page.relative_to(ROOT)))}\)$",
+                         listed, re.M), name
+    assert main(["docs", "scales"]) == 0
+    assert capsys.readouterr().out == (ROOT / "docs/scales.md").read_text(encoding="utf-8")
+    assert main(["docs", "scale"]) == 2
+    assert "unknown page 'scale' (did you mean 'scales'?); valid: scales, " in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -25,9 +25,9 @@ DOCS = ROOT / "docs"
 CLI_HEADER = """# Command line reference
 
 Generated from the parser by `make docs-cli` (`sentaug generate-docs cli --out docs/cli.md`): do not edit by
-hand; `tests/test_cli.py` fails when it is out of date. The Snakemake rules run these commands with every argument
-given; the ones for people are `sentaug list`, `sentaug evaluate` (a model of your own: `--pooler` and `--data`
-have defaults) and `sentaug report leaderboard-progress`. A flag means the same thing in every command:
+hand; `tests/test_cli.py` fails when it is out of date. The commands for people come first (`sentaug evaluate`:
+a model of your own, where `--pooler` and `--data` have defaults), with `sentaug report leaderboard-progress`; the
+Snakemake rules run the others with every argument given. A flag means the same thing in every command:
 `--model` a model folder, `--spec` inline JSON or a file, `--paper-file` a papers/ YAML, `--data` a data folder
 laid out as the workflow's (`sentaug download`), `--out` the file written (atomically).
 
