@@ -377,8 +377,8 @@ def test_a_malformed_config_stops_the_workflow_naming_the_key(tmp_path, override
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert re.search(message, out, re.S), out[-3000:]
-    if "is not of type" in message or "unexpected" in message:   # and where: the path to the key
-        assert "['scales']['demo']" in out
+    if "is not of type" in message or "unexpected" in message:   # and where: the path to the key, in one line
+        assert "config key 'scales.demo" in out and "Traceback" not in out
 
 
 # -- corpus ----------------------------------------------------------------------------------------------------

@@ -50,10 +50,14 @@ def unknown(what: str, name: str, choices: Iterable[str], where: str = "", full_
             + f"; valid: {', '.join(shown)}{tail}")
 
 
-class UnknownName(ValueError):
-    """A name that is not among the valid choices; its message is `unknown(...)`'s. A ValueError: the command
-    line prints it in one line, and the Snakefile's input functions as Snakemake's whole answer
-    (`sentaug.snakemake_hooks.answered`)."""
+class Mistake(ValueError):
+    """A user's mistake (a name, a configuration value) whose message says what to do: the command line prints
+    it in one line, and around what Snakemake runs of ours it becomes Snakemake's whole answer (`answered`).
+    `sentaug.config.ConfigError` is one."""
+
+
+class UnknownName(Mistake):
+    """A name that is not among the valid choices; its message is `unknown(...)`'s."""
 
     def __init__(self, what: str, name: str, choices: Iterable[str], where: str = "", full_list: str = ""):
         self.what, self.name, self.choices = what, name, closest_first(name, choices)
@@ -72,15 +76,13 @@ class Answer(SystemExit):
 
 class answered(contextlib.ContextDecorator):
     """Around what Snakemake runs of ours (the Snakefile's checks, the input functions that resolve a target's
-    wildcards): a mistake in the user's names or configuration (`UnknownName`, `sentaug.config.ConfigError`)
-    becomes an `Answer`, the message alone. Other errors stay Snakemake's, with their traceback: bugs."""
+    wildcards): a `Mistake` in the user's names or configuration becomes an `Answer`, the message alone. Other
+    errors stay Snakemake's, with their traceback: bugs."""
 
     def __enter__(self):
         return self
 
     def __exit__(self, kind, error, tb):
-        from .config import ConfigError
-
-        if isinstance(error, (UnknownName, ConfigError)):
+        if isinstance(error, Mistake):
             raise Answer(str(error)) from None
         return False

@@ -17,7 +17,7 @@ import sys
 from . import __version__
 from .augment.registry import PluginError
 from .catalog import add_list_command
-from .choices import Answer
+from .choices import Answer, UnknownName
 from .cli_args import Parser, group_commands, hidden_alias, load_spec, model_arg, pooler_arg, spec_arg
 from .docgen import add_docs_commands
 from .evaluate.cli import add_evaluate_commands
@@ -82,6 +82,8 @@ def cmd_augment(a):
     if a.list:
         print(registry.describe())
         return
+    if a.name is not None and a.name not in registry.names():
+        raise UnknownName("augmentation", a.name, registry.names(), full_list="sentaug augment --list")
     if not (a.name and a.corpus and a.out and a.seed is not None):
         raise SystemExit("sentaug augment NAME --corpus FILE --seed S --out FILE.parquet [--param k=v ...]")
     from .augment.cache import build_cache

@@ -17,14 +17,14 @@ from pathlib import Path
 
 import yaml
 
-from .choices import unknown
+from .choices import Mistake, unknown
 
 SCHEMA_PATH = Path(str(resources.files("sentaug") / "resources" / "config.schema.yaml"))
 STS_COLUMNS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
 
 
-class ConfigError(ValueError):
-    """A configuration value is missing, unknown or inconsistent; the message names the key."""
+class ConfigError(Mistake):
+    """A configuration value is missing, unknown or inconsistent; the message names the key (a ValueError)."""
 
 
 def load_yaml(path: str | os.PathLike) -> dict:

@@ -174,9 +174,7 @@ def get(name: str) -> Augmentation:
     try:
         return _REGISTRY[name]
     except KeyError:
-        from ..choices import UnknownName
-
-        raise UnknownName("augmentation", name, sorted(_REGISTRY), full_list="sentaug augment --list") from None
+        raise ValueError(f"unknown augmentation {name!r}; known: {', '.join(sorted(_REGISTRY))}") from None
 
 
 def describe() -> str:
