@@ -62,7 +62,7 @@ report: | $(PYTHON)
 	@echo "Report written: open $(abspath $(REPORT)) in a browser"
 
 docs-cli: | $(PYTHON)
-	$(PYTHON) -m sentaug.cli docs cli --out docs/cli.md
+	$(PYTHON) -m sentaug.cli generate-docs cli --out docs/cli.md
 
 docs-results: | $(PYTHON)
-	$(PYTHON) -m sentaug.cli docs results --results $(RESULTS) --out docs/results.md
+	$(PYTHON) -m sentaug.cli generate-docs results --results $(RESULTS) --out docs/results.md

@@ -1,18 +1,18 @@
 # sentaug: five augmentation-based contrastive sentence-embedding papers as one workflow.
 # Every table and figure of every paper is a target:  snakemake results/tables/<paper>/<table>.tex --cores all
 #                                                      snakemake results/figures/<paper>/<figure>.pdf
-# Scale: --config scale=demo|small|paper (see config.yaml).  Cluster: --profile profiles/slurm
-from snakemake.utils import min_version, validate
+# Scale: --config scale=demo|small|paper|gpu (see config.yaml).  Cluster: --profile profiles/slurm
+from snakemake.utils import min_version
 
 min_version("8.0")
 
 configfile: "config.yaml"
 
 import sentaug.config as sc
+from sentaug.choices import answered
 
-validate(config, str(sc.SCHEMA_PATH))
-
-sc.check_references(config)
+with answered():    # a mistake in the configuration is answered in one line naming the key, before any job
+    sc.validate(config)
 
 include: "rules/common.smk"
 

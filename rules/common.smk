@@ -7,6 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from sentaug.choices import answered
 from sentaug.report.pages import page_caption, rst_escape
 from sentaug.snakemake_hooks import (announce_first_table, augmentation_module, code_digest,
                                      drop_local_job_rate_limit, export_job_environment, plugin_module, share_gpus,
@@ -45,6 +46,10 @@ tokenization_effects_file = W.tokenization_effects_file
 table_inputs = W.table_inputs
 all_tables = W.all_tables
 suite_data = W.suite_data
+# The input functions that resolve a target's wildcards (its paper, table, figure, method, augmentation): a name
+# that is not declared is answered in one line naming the valid ones, not by Snakemake's InputFunctionException.
+table_files = answered()(W.table_files)
+figure_targets = answered()(W.figure_targets)
 
 
 def code(*entries, skip=()):
@@ -53,6 +58,7 @@ def code(*entries, skip=()):
     return code_digest(SRC, *entries, skip=skip)
 
 
+@answered()
 def run_spec(w):
     return W.run_spec(w.paper, w.backbone, w.method, w.seed)
 
@@ -88,6 +94,7 @@ wildcard_constraints:
     suite="|".join(SUITES),
     backbone=r"[^/]+",
     pooler=r"[^/]+",
+    paper=r"(?!compare/)[^/]+",     # <results>/tables/compare/<name>.* is a comparison's (rule compare)
 
 
 # Input functions and values of single rules (kept here: the rule files hold rules only).
@@ -104,6 +111,7 @@ def _download_code(w):
 
 
 # augment.smk
+@answered()
 def _augmentation(w):
     """(op, parameters, backbone folders) of the declared augmentation; `backbone:<name>` parameters (CARDS's
     RoBERTa tokenizer, CTxt's masked LM, AugCSE's seq2seq models) name this scale's backbone folders."""

@@ -4,7 +4,7 @@
 rule table:
     input:
         paper="papers/{paper}.yaml",
-        results=lambda w: W.table_files(w.paper, w.table),
+        results=lambda w: table_files(w.paper, w.table),
     output:
         tex=f"{R}/tables/{{paper}}/{{table}}.tex",
         csv=f"{R}/tables/{{paper}}/{{table}}.csv",
@@ -26,7 +26,7 @@ rule table:
 rule figure:
     input:
         paper="papers/{paper}.yaml",
-        results=lambda w: W.figure_targets(w.paper, w.figure),
+        results=lambda w: figure_targets(w.paper, w.figure),
     output:
         pdf=f"{R}/figures/{{paper}}/{{figure}}.pdf",
         png=f"{R}/figures/{{paper}}/{{figure}}.png",
@@ -227,7 +227,7 @@ rule report_table:
     input:
         paper="papers/{paper}.yaml",
         csv=f"{R}/tables/{{paper}}/{{table}}.csv",
-        results=lambda w: W.table_files(w.paper, w.table),
+        results=lambda w: table_files(w.paper, w.table),
     output:
         report(f"{R}/report/tables/{{paper}}/{{table}}.html", caption="../report/page.rst",
                category=lambda w: _short(w.paper), subcategory="Tables",
@@ -253,7 +253,7 @@ rule report_figure:
         paper="papers/{paper}.yaml",
         png=f"{R}/figures/{{paper}}/{{figure}}.png",
         csv=f"{R}/figures/{{paper}}/{{figure}}.csv",
-        results=lambda w: W.figure_targets(w.paper, w.figure),
+        results=lambda w: figure_targets(w.paper, w.figure),
     output:
         report(f"{R}/report/figures/{{paper}}/{{figure}}.html", caption="../report/page.rst",
                category=lambda w: _short(w.paper), subcategory="Figures",

@@ -53,17 +53,31 @@ def _commands():
     return list(walk(build_parser()))
 
 
-def test_version_is_the_projects():
+def test_version_is_written_once_and_the_release_files_agree():
+    """pyproject.toml takes the version from sentaug.__version__; CITATION.cff, the CHANGELOG's newest release
+    and its release notes name that version and one date."""
+    import re
     import tomllib
 
+    import yaml
+
+    from sentaug import __version__
     from sentaug.cli import main
 
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "sentaug.__version__"}
     out = subprocess.run([sys.executable, "-m", "sentaug.cli", "--version"], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=True).stdout
-    assert out.strip() == f"sentaug {version}" == "sentaug 0.1.0"
+    assert out.strip() == f"sentaug {__version__}"
     with pytest.raises(SystemExit):
         main(["--version"])
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    released = re.search(r"^## (\S+) \((\d{4}-\d\d-\d\d)\)", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert (citation["version"], str(citation["date-released"])) == (__version__, released[2])
+    assert released[1] == __version__
+    notes = (ROOT / "docs" / "releases" / f"v{__version__}.md").read_text()
+    assert notes.startswith(f"# sentaug {__version__} ({released[2]})")
 
 
 def test_every_command_has_a_one_line_help_and_the_overview_shows_it_whole():
@@ -74,7 +88,20 @@ def test_every_command_has_a_one_line_help_and_the_overview_shows_it_whole():
     top = subprocess.run([sys.executable, "-m", "sentaug.cli", "--help"], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "80"}, check=True).stdout
     flat = " ".join(top.split())
-    assert flat.split("positional arguments:")[0].rstrip().endswith("shows what it can build.")
+    assert flat.split("options:")[0].rstrip().endswith("shows what it can build.")
+    # the commands a person types first, under their own heading, then the rules' (and the docs' generator)
+    sections, heading = {}, None
+    for line in top.splitlines():
+        if line and not line.startswith(" "):
+            heading = line.rstrip(":")
+        elif re.match(r"  [a-z]", line):
+            sections.setdefault(heading, []).append(line.split()[0])
+    top_level = [p[0] for p, _, _ in commands if len(p) == 1]
+    assert list(sections) == ["commands for people", "commands the workflow's rules run",
+                                  "commands that write docs/ (make docs-cli, make docs-results)"]
+    assert sections["commands for people"] == ["list", "evaluate", "cost", "download", "docs"]
+    assert sections["commands that write docs/ (make docs-cli, make docs-results)"] == ["generate-docs"]
+    assert sorted(sum(sections.values(), [])) == sorted(top_level)     # each under exactly one
     for path, _, text in commands:
         if len(path) == 1:      # each command's help, whole, beside its name
             assert re.search(rf"\b{re.escape(path[0])} +{re.escape(' '.join(text.split()))}", flat), path

@@ -282,7 +282,7 @@ def test_bad_targets_and_devices_are_named(tmp_path, test_device, capsys):
     from sentaug.cli import main
 
     assert main(["cost", "all", "--device", "a100"]) == 2
-    assert "unknown device 'a100' (known: testgpu)" in capsys.readouterr().err
+    assert "unknown device 'a100'; valid: testgpu" in capsys.readouterr().err
     assert main(["cost", str(tmp_path / "tables/sda/table99.tex"), "--device", test_device]) == 2
     err = capsys.readouterr().err
     assert "table99.tex" in err and "Targets are `all`, a table" in err

@@ -79,7 +79,7 @@ def method_rows(wf) -> list[dict]:
         negatives = method.get("negatives", "in_batch")
         if isinstance(negatives, dict):
             what += f"; negatives: {negatives.get('source')}"
-        what += "".join(f"; +{o if isinstance(o, str) else next(iter(o))}" for o in method.get("objectives") or [])
+        what += "".join(f"; +{o['name']}" for o in method.get("objectives") or [])   # {name: ..., weight: ...}
         rows.append({"name": name, "what": what,
                      "path": f"{wf.R}/runs/<scale>/<paper>/<backbone>/{name}/seed<S>",
                      "built": _scales_of(runs.get(name, {}))})
@@ -145,7 +145,7 @@ def cmd_list(a):
 def add_list_command(sub) -> None:
     ls = sub.add_parser("list", help="what the workflow can build (tables, figures, methods, augmentations): "
                                      "each target's path, and the scale it is built at")
-    ls.add_argument("what", choices=KINDS)
+    ls.add_argument("what", choices=KINDS, metavar="KIND", help=", ".join(KINDS))
     ls.add_argument("--config", default="config.yaml", help="the workflow's configuration (default: config.yaml)")
     ls.add_argument("--results", default="results", help="the results folder (default: results)")
     ls.set_defaults(func=cmd_list)

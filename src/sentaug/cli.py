@@ -17,8 +17,9 @@ import sys
 from . import __version__
 from .augment.registry import PluginError
 from .catalog import add_list_command
-from .cli_args import Parser, hidden_alias, load_spec, model_arg, pooler_arg, spec_arg
-from .docgen import add_docs_command
+from .choices import Answer, UnknownName
+from .cli_args import Parser, group_commands, hidden_alias, load_spec, model_arg, pooler_arg, spec_arg
+from .docgen import add_docs_commands
 from .evaluate.cli import add_evaluate_commands
 from .report.cli import add_report_commands
 from .workflow.bill import add_cost_command
@@ -29,6 +30,10 @@ LOG_PROGRESS_INTERVAL_S = 30
 DESCRIPTION = ("Reproduce and compare contrastive sentence embeddings trained with data augmentation (VaSCL, "
                "CARDS, CLEAR, AugCSE, SDA). The Snakemake workflow runs these commands; `sentaug list tables` "
                "shows what it can build.")
+# The commands a person types, first in `sentaug --help`; the others are what the workflow's rules run (each one
+# stage of the workflow, every argument given), under a heading of their own.
+FOR_PEOPLE = ("list", "evaluate", "cost", "download", "docs")
+FOR_MAINTAINERS = ("generate-docs",)
 
 
 def _kv(pairs: list[str] | None) -> dict:
@@ -77,6 +82,8 @@ def cmd_augment(a):
     if a.list:
         print(registry.describe())
         return
+    if a.name is not None and a.name not in registry.names():
+        raise UnknownName("augmentation", a.name, registry.names(), full_list="sentaug augment --list")
     if not (a.name and a.corpus and a.out and a.seed is not None):
         raise SystemExit("sentaug augment NAME --corpus FILE --seed S --out FILE.parquet [--param k=v ...]")
     from .augment.cache import build_cache
@@ -180,7 +187,8 @@ def cmd_conformance(a):
 
 def build_parser() -> Parser:
     p = Parser(prog="sentaug", description=DESCRIPTION,
-               epilog="`sentaug COMMAND -h` describes a command; docs/cli.md lists them all.")
+               epilog="`sentaug COMMAND -h` describes a command; `sentaug docs cli` lists them all; `sentaug report "
+                      "leaderboard-progress --board B --scale S` shows a leaderboard while its runs go.")
     p.add_argument("--version", action="version", version=f"sentaug {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -350,7 +358,10 @@ def build_parser() -> Parser:
     co.add_argument("--spacy-model", default="en_core_web_sm", help="spaCy pipeline (default: en_core_web_sm)")
     co.set_defaults(func=cmd_conformance)
 
-    add_docs_command(sub)
+    add_docs_commands(sub)
+    rules = [name for name in sub.choices if name not in (*FOR_PEOPLE, *FOR_MAINTAINERS)]
+    group_commands(p, {"commands for people": list(FOR_PEOPLE), "commands the workflow's rules run": rules,
+                       "commands that write docs/ (make docs-cli, make docs-results)": list(FOR_MAINTAINERS)})
     return p
 
 
@@ -373,10 +384,10 @@ def main(argv: list[str] | None = None) -> int:
     space_progress_in_logs()
     try:
         args.func(args)
-    except (FileNotFoundError, ValueError, PluginError) as e:
+    except (FileNotFoundError, ValueError, PluginError, Answer) as e:
         # Bad input (a plugin that fails to import too) is reported in one line that names the file, key or
-        # module; tracebacks are for bugs.
-        print(f"sentaug {args.command}: error: {e}", file=sys.stderr)
+        # module; tracebacks are for bugs. (An Answer comes from the Snakefile: `sentaug cost` resolves its DAG.)
+        print(f"sentaug {args.command}: error: {e.message if isinstance(e, Answer) else e}", file=sys.stderr)
         return 2
     except BrokenPipeError:      # the reader stopped reading (`sentaug list tables | head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

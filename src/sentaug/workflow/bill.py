@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import config as sc
+from ..choices import unknown
 from . import cost
 from .step_times import StepTimes, known_devices
 
@@ -153,9 +155,11 @@ def compute_bill(targets: list[str], scale: str | None = None, device: str | Non
     for name, value in (("--speedup", speedup), ("--sharing-gain", sharing_gain)):
         if value is not None and value <= 0:
             raise ValueError(f"{name} must be positive, got {value}")
+    if scale and scale not in sc.scale_names():     # before the DAG, as the device: a typo costs no wait
+        raise sc.ConfigError(unknown("scale", scale, sc.scale_names()))
     for name in filter(None, [device]):     # before the DAG: a typo costs no wait
         if name not in known_devices():
-            raise ValueError(f"unknown device '{name}' (known: {', '.join(known_devices())})")
+            raise ValueError(unknown("device", name, known_devices()))
     overrides = dict(config or {})
     if scale:
         overrides["scale"] = scale
@@ -292,7 +296,7 @@ def add_cost_command(sub) -> None:
                                     "projected device-hours, GLUE and evaluations")
     c.add_argument("targets", nargs="+", help="`all`, or outputs: results/tables/<paper>/<table>.tex, "
                                               "results/figures/<paper>/<figure>.pdf, results/tables/<board>.tex")
-    c.add_argument("--scale", help="demo, small or paper (default: config.yaml's `scale`)")
+    c.add_argument("--scale", help=f"{', '.join(sc.scale_names())} (default: config.yaml's `scale`)")
     c.add_argument("--device", help=f"step-time table (src/sentaug/resources/step_times/<device>.yaml; default: "
                                     f"scales.<scale>.step_times, else {DEFAULT_DEVICE})")
     c.add_argument("--config", nargs="*", metavar="KEY=VALUE", help="config overrides, as snakemake --config")

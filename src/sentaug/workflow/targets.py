@@ -6,11 +6,29 @@ from __future__ import annotations
 from functools import cached_property
 
 from .. import config as sc
+from ..choices import UnknownName
 from .paths import LEADERBOARD, Paths
 
 
 class Workflow(Paths):
     """`Paths` and the targets of the papers' tables and figures, the leaderboards and the report pages."""
+
+    # -- the papers' declarations (a target's wildcards name them) ------------------------------------------
+    def table_spec(self, paper: str, table: str) -> dict:
+        """`paper`'s declaration of `table`; an unknown paper or table is answered with the valid names."""
+        return self._declared(paper, "table", table)
+
+    def figure_spec(self, paper: str, figure: str) -> dict:
+        """`paper`'s declaration of `figure`; an unknown paper or figure is answered with the valid names."""
+        return self._declared(paper, "figure", figure)
+
+    def _declared(self, paper: str, kind: str, name: str) -> dict:
+        if paper not in self.papers:
+            raise UnknownName("paper", paper, self.papers)
+        declared = self.papers[paper].get(f"{kind}s") or {}
+        if name not in declared:
+            raise UnknownName(kind, name, declared, f" of paper '{paper}'")
+        return declared[name]
 
     # -- tables ---------------------------------------------------------------------------------------------
     def row_runs(self, paper: str, row: dict) -> list[tuple[str, str, str, int]]:
@@ -40,7 +58,7 @@ class Workflow(Paths):
 
         if self.missing_resources(paper, table):
             return {}
-        spec = self.papers[paper]["tables"][table]
+        spec = self.table_spec(paper, table)
         kind = table_kind(spec["kind"])
         out = {}
         for i, row in enumerate(sc.iter_rows(spec)):
@@ -70,7 +88,7 @@ class Workflow(Paths):
     def table_meta(self, paper: str, table: str) -> dict:
         from ..report.kinds import table_kind
 
-        spec = self.papers[paper]["tables"][table]
+        spec = self.table_spec(paper, table)
         kind = table_kind(spec["kind"])
         # The stand-ins of the backbones the table reads, and the corpora its rows' runs train on (or none).
         meta = self.scale_meta(kind.backbones(spec))
@@ -112,7 +130,7 @@ class Workflow(Paths):
             corpus: <scale key>           the scale must name a corpus under that key (scales.<s>.corpus_zh)
             backbones: [<paper backbone>] the scale's stand-in must not need the Hugging Face hub
         """
-        req = self.papers[paper]["tables"][table].get("requires") or {}
+        req = self.table_spec(paper, table).get("requires") or {}
         if not req or self.S["paper_recipes"]:
             return []
         missing = []
@@ -139,11 +157,12 @@ class Workflow(Paths):
         """The meta of a figure: the stand-ins of the backbones its panels name, not all of the scale's."""
         from ..report.figures import figure_backbones
 
-        return self.scale_meta(figure_backbones(self.papers[paper]["figures"][figure]))
+        return self.scale_meta(figure_backbones(self.figure_spec(paper, figure)))
 
     def figure_points(self, paper: str, figure: str) -> list[list[dict]]:
         from ..report.figures import figure_points
 
+        self.figure_spec(paper, figure)       # an unknown one is answered before any panel is resolved
         return figure_points(self, paper, figure)
 
     def figure_targets(self, paper: str, figure: str) -> list[str]:
