@@ -28,7 +28,7 @@ LOG="$OUT/log.txt"
 if [ "$DEVICE" = cuda ]; then
   source benchmarks/gpu_env.sh     # the wheels installed, the data, offline
 else
-  export PYTHONPATH=$PWD/src TOKENIZERS_PARALLELISM=false TQDM_DISABLE=1 PYTHONUNBUFFERED=1
+  export PYTHONPATH=$PWD/src TOKENIZERS_PARALLELISM=false TQDM_DISABLE=1 PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1
 fi
 DATA=(--data .gpu/data --tokenizers .gpu/models)
 [ -d .gpu ] || DATA=(--data ../shared/data --tokenizers ../shared/models)
@@ -54,8 +54,10 @@ SMALL=()
 # 1. the GPU tests, first (a failing graph path makes every figure after it suspect): gpu_pytest.xml, its log
 #    appended to log.txt
 mkdir -p $W/pytest
-[ "$DEVICE" = cuda ] && LIMIT=${PYTEST_LIMIT:-90} bash benchmarks/gpu_pytest.sh $W/pytest >> "$OUT/log.txt" 2>&1
-say "gpu tests exit $?"
+if [ "$DEVICE" = cuda ]; then
+  LIMIT=${PYTEST_LIMIT:-90} bash benchmarks/gpu_pytest.sh $W/pytest >> "$OUT/log.txt" 2>&1
+  say "gpu tests exit $?"
+fi
 [ -f $W/pytest/gpu_pytest.xml ] && cp $W/pytest/gpu_pytest.xml "$OUT/"
 [ -f $W/pytest/gpu_pytest.log ] && cat $W/pytest/gpu_pytest.log >> "$OUT/log.txt"
 
@@ -97,3 +99,4 @@ runs = {c: json.loads(p.read_text()) for c in ("cold", "warm") if (p := Path(sys
 Path(sys.argv[2]).write_text(json.dumps(runs, indent=1))
 PY
 say "total"
+$PY benchmarks/gpu_device_summary.py "$OUT"
