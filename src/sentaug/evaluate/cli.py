@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..cli_args import default_pooler, hidden_alias, model_arg, pooler_arg
+from ..cli_args import default_pooler, hidden_alias, model_arg, pooler_arg, precision_arg
 
 # The data sources (sentaug/data/sources.yaml) each suite reads, fetched when --data is not given.
 SUITE_SOURCES = {"sts": ["senteval"], "cnsd": ["cnsd"], "transfer": ["transfer"], "clustering": ["clustering"],
@@ -42,6 +42,18 @@ def suite_data(suite: str, data: str | None, origin: str = "official", tasks=Non
                 print(f"fetching {name} ({origin}) into {home}", flush=True)
                 fetch(name, home, origin=origin)
     return str(home)
+
+
+def _in_precision(handler):
+    """`handler` with every embedding it makes in the command's --precision (`embedding_precision`)."""
+    def run(a):
+        from ..models.encoder import embedding_precision
+
+        with embedding_precision(a.precision):
+            return handler(a)
+
+    run.__name__ = handler.__name__
+    return run
 
 
 def _resolved(a, suite: str):
@@ -105,7 +117,7 @@ def cmd_evaluate_glue(a):
                       max_steps=a.max_steps, rdrop=a.rdrop, switch_case_p=a.switch_case, train_on_dev=a.train_on_dev,
                       seed=a.seed, learning_rate=a.lr, batch_size=a.train_batch_size, epochs=a.epochs,
                       max_seq_length=a.max_seq_length, eval_batch_size=a.batch_size, device=a.device,
-                      scale=a.scale)
+                      scale=a.scale, batching=a.batching, step=a.step)
 
 
 def cmd_evaluate_analysis(a):
@@ -148,8 +160,11 @@ def _suite_args(parser, data_help: str, tasks: bool = True) -> None:
     parser.add_argument("--out", required=True, help="JSON of the results")
     if tasks:
         parser.add_argument("--tasks", nargs="+", help="a subset of the suite's tasks / data sets (default: all)")
-    parser.add_argument("--batch-size", type=int, default=128, help="sentences per forward pass (default: 128)")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="sentences per forward pass (default: 128 on the CPU; on a GPU, length-sorted batches "
+                             "of up to 32,768 tokens)")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda where there is one)")
+    precision_arg(parser)
     parser.add_argument("--scale", default=None, help="recorded in the output")
 
 
@@ -195,6 +210,11 @@ def add_evaluate_commands(sub) -> None:
     gl.add_argument("--train-on-dev", action="store_true",
                     help="smoke test only: fine-tune on the dev split when a task has no train.tsv")
     gl.add_argument("--seed", type=int, default=42, help="fine-tuning seed (default: 42)")
+    gl.add_argument("--batching", choices=["auto", "order", "buckets"], default="auto",
+                    help="each epoch's batches: slices of its shuffled order, or length buckets padded to a few "
+                         "widths (auto: buckets on a GPU, order on the CPU)")
+    gl.add_argument("--step", choices=["auto", "graph", "eager"], default="auto",
+                    help="auto: one CUDA graph per batch shape on a GPU, eager steps on the CPU")
     gl.set_defaults(func=cmd_evaluate_glue)
     an = evs.add_parser("analysis", help="alignment/uniformity, StackOverflow neighbourhoods, augmentation "
                                          "cosine, COND-HM/SVG/GH, perplexity difference")
@@ -228,3 +248,5 @@ def add_evaluate_commands(sub) -> None:
     co.add_argument("--C", type=float, default=1.0, help="inverse L2 strength (scikit-learn's C)")
     co.add_argument("--max-iter", type=int, default=1000, help="solver iterations (default: 1000)")
     co.set_defaults(func=cmd_evaluate_cola)
+    for suite in evs.choices.values():
+        suite.set_defaults(func=_in_precision(suite.get_default("func")))
