@@ -149,6 +149,47 @@ def cmd_evaluate_cola(a):
                       batch_size=a.batch_size, device=a.device, scale=a.scale)
 
 
+# What `evaluate suites` gives every suite it runs (--flag, attribute); a suite's own words may not name the model
+# or the device: the one model loaded for them all.
+SHARED_FLAGS = (("--pooler", "pooler"), ("--data", "data"), ("--origin", "origin"), ("--batch-size", "batch_size"),
+                ("--precision", "precision"), ("--scale", "scale"))
+LOADED_MODEL_FLAGS = ("--model", "--device")
+
+
+def suite_commands(a, parsers) -> list:
+    """The parsed command of each --suite "SUITE [ARGS]" of `evaluate suites`, with the shared flags and the model
+    filled in; every one checked before any runs (a bad one stops them all, naming it)."""
+    import shlex
+
+    commands = []
+    for text in a.suite:
+        words = shlex.split(text)
+        if not words or words[0] not in parsers or words[0] == "suites":
+            known = ", ".join(name for name in parsers if name != "suites")
+            raise ValueError(f"--suite {text!r}: starts with no suite (choose from {known})")
+        named = [w for w in words[1:] if w.split("=", 1)[0] in LOADED_MODEL_FLAGS]
+        if named:
+            raise ValueError(f"--suite {text!r}: {named[0].split('=', 1)[0]} is given once, for every suite (the "
+                             f"model is loaded once)")
+        shared = ["--model", a.model, *(["--device", a.device] if a.device else [])]
+        for flag, attr in SHARED_FLAGS:
+            if getattr(a, attr) is not None:
+                shared += [flag, str(getattr(a, attr))]
+        commands.append(parsers[words[0]].parse_args([*shared, *words[1:]]))
+    return commands
+
+
+def cmd_evaluate_suites(a):
+    """Several suites of one model in this process: the model loaded once (`models_kept`), each suite's
+    sentences embedded and its result file written as `sentaug evaluate <suite>` writes it."""
+    from ..models.encoder import models_kept
+
+    commands = suite_commands(a, a.suite_parsers)
+    with models_kept():
+        for command in commands:
+            command.func(command)
+
+
 def _suite_args(parser, data_help: str, tasks: bool = True) -> None:
     """The arguments every `evaluate SUITE` shares, plus --tasks."""
     model_arg(parser, "the model to evaluate (Hugging Face layout): a trained run or a backbone")
@@ -250,3 +291,19 @@ def add_evaluate_commands(sub) -> None:
     co.set_defaults(func=cmd_evaluate_cola)
     for suite in evs.choices.values():
         suite.set_defaults(func=_in_precision(suite.get_default("func")))
+    several = evs.add_parser("suites", help="several suites of one model in one process: the model loaded once, "
+                                            "each suite's result file as its own command writes it")
+    model_arg(several, "the model to evaluate (Hugging Face layout): a trained run or a backbone")
+    pooler_arg(several)
+    several.add_argument("--data", help="data folder of every suite (default: each suite's, fetched once)")
+    several.add_argument("--origin", choices=["official", "demo"], default=None,
+                         help="without --data: the official data sets, or the bundled demo data (default: official)")
+    several.add_argument("--batch-size", type=int, default=None, help="sentences per forward pass (default: "
+                                                                      "each suite's)")
+    several.add_argument("--device", default=None, help="cpu or cuda (default: cuda where there is one)")
+    precision_arg(several)
+    several.add_argument("--scale", default=None, help="recorded in the outputs")
+    several.add_argument("--suite", action="append", required=True, metavar="'SUITE [ARGS] --out FILE'",
+                         help="one suite and its own arguments, as `sentaug evaluate SUITE` takes them, but for "
+                              "the model, the device and the flags above (repeatable; run in this order)")
+    several.set_defaults(func=_in_precision(cmd_evaluate_suites), suite_parsers=dict(evs.choices))
