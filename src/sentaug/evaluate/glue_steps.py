@@ -41,7 +41,7 @@ import numpy as np
 BATCHINGS = ("auto", "order", "buckets")
 BUCKET_QUANTILES = (0.25, 0.5, 0.75, 1.0)
 BUCKET_ROUND = 8
-LOSS_SHOWN_EVERY = 10        # steps between two readings of the loss for the progress bar (one host wait each)
+LOSS_SHOWN_EVERY = 50        # steps between two readings of the loss for the progress bar (one host wait each)
 
 
 # ----------------------------------------------------------------------------------- the host's part
@@ -279,6 +279,7 @@ class Finetuned:
     batching: str
     widths: tuple
     optimizer: object = None
+    trace: list = None            # (path, width) of each step: graph or eager, its batch's padded width
 
 
 def fine_tune(backbone, head, tokenizer, train, regression: bool, pooler: str, cfg, device,
@@ -338,9 +339,13 @@ def fine_tune(backbone, head, tokenizer, train, regression: bool, pooler: str, c
         from tqdm.auto import tqdm
 
         bar = tqdm(total=total, desc=desc, unit="step")
+    trace = []
     try:
         for step in range(total):
-            runner(batches(step))
+            inputs = batches(step)
+            graphed = runner.graph_steps()
+            runner(inputs)
+            trace.append(("graph" if runner.graph_steps() > graphed else "eager", inputs.tensors["input_ids"].shape[1]))
             scheduler.step()
             if on_step is not None:
                 on_step(step + 1)
@@ -355,7 +360,7 @@ def fine_tune(backbone, head, tokenizer, train, regression: bool, pooler: str, c
     described = runner.describe()
     if graph and described["path"] != "graph":
         print(f"[glue] {described['why']}", file=sys.stderr, flush=True)
-    return Finetuned(losses.tolist(), total, described, batching, batches.widths, optimizer)
+    return Finetuned(losses.tolist(), total, described, batching, batches.widths, optimizer, trace)
 
 
 # ---------------------------------------------------------------------------------------- prediction

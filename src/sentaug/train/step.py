@@ -198,9 +198,13 @@ class RunnerPerShape:
             self.runners[key] = StepRunner(self.step_fn, self.optimizer, self.device, True, warmup=self.warmup)
         self.runners[key](inputs)
 
+    def graph_steps(self) -> int:
+        """Steps replayed from a graph so far."""
+        return sum(r.counts["graph"] for r in self.runners.values())
+
     def describe(self) -> dict:
-        """Which path ran, with one entry per shape (its graph's steps and eager warm-up steps)."""
-        graph = sum(r.counts["graph"] for r in self.runners.values())
+        """Which path ran: steps replayed from graphs, eager steps (warm-ups, batches that are not full), graphs."""
+        graph = self.graph_steps()
         eager = self.eager.counts["eager"] + sum(r.counts["eager"] for r in self.runners.values())
         out = {"path": "graph" if graph else "eager", "graph_steps": graph, "eager_steps": eager,
                "graphs": sum(r.graph is not None for r in self.runners.values())}
