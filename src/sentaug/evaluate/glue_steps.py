@@ -13,8 +13,8 @@ Two ways to form an epoch's batches (`batching`):
 
 * `order` (the CPU's default): batch k is the permutation's k-th slice, padded to its longest pair; with a
   CUDA graph, to `max_seq_length`. On the CPU this is the earlier loop, step for step and bit for bit.
-* `buckets` (a GPU's default): a few bucket widths (`bucket_widths`: quartiles of the pairs' lengths, rounded
-  up to 8, and `max_seq_length`); each example goes to the smallest bucket that holds it (and its switch-cased
+* `buckets` (a GPU's default): a few bucket widths (`bucket_widths`: the four multiples of 8 that pad the
+  split's pairs least, and `max_seq_length`); each example goes to the smallest bucket that holds it (and its switch-cased
   copy); each bucket's examples, in permutation order, fill whole batches padded to the bucket's width, and the
   whole batches of every bucket are shuffled (seeded by epoch). The buckets' remainders are pooled into the
   epoch's last batches (each padded to its widest example; the last one may be short), so an epoch has as many
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 BATCHINGS = ("auto", "order", "buckets")
-BUCKET_QUANTILES = (0.25, 0.5, 0.75, 1.0)
+BUCKETS = 4                  # bucket widths of a split (and max_seq_length beside them)
 BUCKET_ROUND = 8
 LOSS_SHOWN_EVERY = 50        # steps between two readings of the loss for the progress bar (one host wait each)
 
@@ -105,14 +105,33 @@ def epoch_permutation(n: int, seed: int, epoch: int):
     return torch.randperm(n, generator=torch.Generator().manual_seed(seed * 1_000_003 + epoch)).numpy()
 
 
-def bucket_widths(lengths: np.ndarray, max_length: int) -> tuple[int, ...]:
-    """The bucket widths of a split: its length quartiles, rounded up to a multiple of 8 (at most
-    `max_length`), and `max_length` itself (room for switch-cased copies that came out longer)."""
+def bucket_widths(lengths: np.ndarray, max_length: int, buckets: int = BUCKETS) -> tuple[int, ...]:
+    """The bucket widths of a split: the `buckets` multiples of 8 (the last one holding the longest pair) that
+    pad its pairs to the fewest tokens in all, and `max_length` itself (room for switch-cased copies that came
+    out longer). Found exactly by dynamic programming over the multiples of 8 up to `max_length`."""
     if not len(lengths):
         return (max_length,)
-    q = np.quantile(lengths, BUCKET_QUANTILES, method="higher")
-    widths = {min(max_length, int(math.ceil(v / BUCKET_ROUND) * BUCKET_ROUND)) for v in q}
-    return tuple(sorted(widths | {max_length}))
+    candidates = sorted({min(max_length, w) for w in range(BUCKET_ROUND, max_length + BUCKET_ROUND, BUCKET_ROUND)})
+    counts = np.bincount(np.searchsorted(candidates, np.minimum(lengths, max_length)), minlength=len(candidates))
+    last = int(np.flatnonzero(counts).max())           # the candidate holding the longest pair
+    below = np.concatenate([[0], np.cumsum(counts)])    # pairs at candidates < i
+    # best[k][j]: fewest padded tokens of the pairs up to candidate j with k widths, the widest at candidate j
+    best = np.full((buckets + 1, last + 1), np.inf)
+    choice = np.zeros((buckets + 1, last + 1), dtype=np.int64)
+    for j in range(last + 1):
+        best[1][j] = below[j + 1] * candidates[j]
+    for k in range(2, buckets + 1):
+        for j in range(last + 1):
+            for i in range(j):
+                cost = best[k - 1][i] + (below[j + 1] - below[i + 1]) * candidates[j]
+                if cost < best[k][j]:
+                    best[k][j], choice[k][j] = cost, i
+    k = int(np.argmin(best[1:, last])) + 1              # fewer widths when more would not pad less
+    widths, j = [], last
+    while k >= 1:
+        widths.append(candidates[j])
+        j, k = choice[k][j], k - 1
+    return tuple(sorted(set(widths) | {max_length}))
 
 
 def bucketed(order: np.ndarray, lengths: np.ndarray, widths: tuple[int, ...], batch_size: int,
