@@ -136,6 +136,8 @@ def new_path(backbone: str, train, rdrop: float, switch_p: float, steps: int, de
     out = {"median_step_ms": median_ms([t for t, _ in kept]),
            "mean_step_ms": round(1000 * statistics.mean(t for t, _ in kept), 3) if kept else None,
            "steps_timed": len(kept), "steps": steps, "wall_s": round(wall, 2),
+           # what a task pays once (tokenizing, warm-up steps, a graph per bucket): its wall time past its steps
+           "one_off_s": round(wall - steps * statistics.mean(t for t, _ in kept), 2) if kept else None,
            "median_ms_by_width": {w: median_ms(ts) for w, ts in sorted(by_width.items())},
            "steps_by_width": {w: len(ts) for w, ts in sorted(by_width.items())},
            "bucket_widths": list(run.widths), "batching": run.batching, "step_path": run.step_path,

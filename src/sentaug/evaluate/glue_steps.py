@@ -14,12 +14,12 @@ Two ways to form an epoch's batches (`batching`):
 * `order` (the CPU's default): batch k is the permutation's k-th slice, padded to its longest pair; with a
   CUDA graph, to `max_seq_length`. On the CPU this is the earlier loop, step for step and bit for bit.
 * `buckets` (a GPU's default): a few bucket widths (`bucket_widths`: the four multiples of 8 that pad the
-  split's pairs least, and `max_seq_length`); each example goes to the smallest bucket that holds it (and its switch-cased
-  copy); each bucket's examples, in permutation order, fill whole batches padded to the bucket's width, and the
-  whole batches of every bucket are shuffled (seeded by epoch). The buckets' remainders are pooled into the
-  epoch's last batches (each padded to its widest example; the last one may be short), so an epoch has as many
-  steps as in `order`. Every example is in exactly one batch of an epoch; which examples share a batch changes,
-  and with it the numbers (dropout and the batch mean see other batches).
+  split's pairs least, and `max_seq_length`); each example goes to the smallest bucket that holds it (and its
+  switch-cased copy); each bucket's examples, in permutation order, fill whole batches padded to the bucket's
+  width, and the whole batches of every bucket are shuffled (seeded by epoch). The buckets' remainders are
+  pooled into the epoch's last batches (each padded to the bucket of its longest example; the last one may be
+  short), so an epoch has as many steps as in `order`. Every example is in exactly one batch of an epoch; which
+  examples share a batch changes, and with it the numbers (dropout and the batch mean see other batches).
 
 Device part (`fine_tune`): forward (pooler over the pair, dropout + linear head), the task loss (cross-entropy,
 or MSE for STS-B), R-drop's second pass and term, backward, gradient clipping at 1.0 (`clip_grad_norm_`,
