@@ -24,7 +24,8 @@ bert-base-uncased tokenizer from `--tokenizers`), or `--model DIR` for sections 
 * `startup`: what an evaluation job pays before its first sentence: a fresh `python` that imports what `sentaug
   evaluate` imports (the command line, the STS and transfer suites: torch, transformers, scikit-learn) and loads
   the model onto the device (CUDA's start included). Python's start, the imports, the model load and the exit,
-  measured twice per model (cold, then warm files); `--startup-model DIR` adds models (e.g. MiniLM).
+  measured twice per model (the first may find files not yet cached), in seconds of wall time and of CPU time;
+  `--startup-model [NAME=]DIR` adds models (e.g. MiniLM).
 
 Data (`--data`, laid out like the data mirror): glue/<TASK>/train.tsv, sts/STSBenchmark/sts-dev.csv,
 transfer/MR/rt-polarity.{pos,neg} (for MR; other tasks their SentEval files). `--tokenizers`: a folder holding
@@ -37,6 +38,7 @@ import gc
 import json
 import multiprocessing
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -205,7 +207,7 @@ def section_embedding(args, backbone: str, device: torch.device, pool: ProcessPo
                 for _ in range(2):
                     clock.sync()
                     start = time.perf_counter()
-                    vectors = embed(net, tok, sentences, poolers=("cls_before_pooler",))["cls_before_pooler"]
+                    vectors = embed(net, tok, sentences, poolers=(args.pooler,))[args.pooler]
                     seconds.append(time.perf_counter() - start)
                 res[f"{name}_s"] = round(seconds[1], 3)
                 res[f"{name}_first_s"] = round(seconds[0], 3)
@@ -242,29 +244,36 @@ def finish_embedding(out: dict, futures: dict, task: str) -> dict:
 # ---------------------------------------------------------------- (c) an evaluation job's start-up
 STARTUP = r"""
 import json, sys, time
-t0 = time.time()
+t0, c0 = time.time(), time.process_time()
 import sentaug.cli, sentaug.evaluate.sts, sentaug.evaluate.transfer   # what `sentaug evaluate` imports
-t1 = time.time()
+t1, c1 = time.time(), time.process_time()
 import torch
 from sentaug.models.encoder import load_pretrained
 model, tokenizer = load_pretrained(sys.argv[1], sys.argv[2])
 if sys.argv[2].startswith("cuda"):
     torch.cuda.synchronize()
-t2 = time.time()
-print(json.dumps({"t0": t0, "t1": t1, "t2": t2}))
+t2, c2 = time.time(), time.process_time()
+print(json.dumps({"t0": t0, "t1": t1, "t2": t2, "c0": c0, "c1": c1, "c2": c2}))
 """
 
 
 def startup_once(model: str, device: str) -> dict:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     spawned = time.time()
     done = subprocess.run([sys.executable, "-c", STARTUP, model, device], capture_output=True, text=True, env=env,
                           check=True)
     ended = time.time()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = json.loads(done.stdout.strip().splitlines()[-1])
     return {"python_s": round(t["t0"] - spawned, 3), "imports_s": round(t["t1"] - t["t0"], 3),
             "model_load_s": round(t["t2"] - t["t1"], 3), "exit_s": round(ended - t["t2"], 3),
-            "total_s": round(ended - spawned, 3)}
+            "total_s": round(ended - spawned, 3),
+            # CPU time (what the start-up costs where other work shares the cores): Python's start, the imports, the
+            # model load, and the whole process
+            "python_cpu_s": round(t["c0"], 3), "imports_cpu_s": round(t["c1"] - t["c0"], 3),
+            "model_load_cpu_s": round(t["c2"] - t["c1"], 3),
+            "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 3)}
 
 
 def section_startup(args, models: dict[str, str]) -> dict:
@@ -283,7 +292,8 @@ def main() -> None:
     p.add_argument("--size", choices=["base", "tiny"], default="base")
     p.add_argument("--model", default=None, help="a model folder for the embedding and start-up sections "
                                                  "(default: the random --size BERT)")
-    p.add_argument("--startup-model", action="append", default=[], metavar="DIR",
+    p.add_argument("--pooler", default="cls_before_pooler", help="the embedding section's pooler (MiniLM: avg)")
+    p.add_argument("--startup-model", action="append", default=[], metavar="[NAME=]DIR",
                    help="another model whose start-up is measured (repeatable)")
     p.add_argument("--sections", default=",".join(SECTIONS))
     p.add_argument("--task", default="RTE", help="GLUE task of the glue section (default: RTE)")
@@ -327,7 +337,7 @@ def main() -> None:
         if "startup" in sections:
             t0 = time.perf_counter()
             models = {"model" if args.model else f"bert-{args.size}": evaluated,
-                      **{Path(m).name: m for m in args.startup_model}}
+                      **dict(m.split("=", 1) if "=" in m else (Path(m).name, m) for m in args.startup_model)}
             results["startup"] = section_startup(args, models)
             results.setdefault("section_seconds", {})["startup"] = round(time.perf_counter() - t0, 1)
         if futures:
