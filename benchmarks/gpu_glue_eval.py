@@ -13,7 +13,7 @@ bert-base-uncased tokenizer from `--tokenizers`), or `--model DIR` for sections 
   one CUDA graph per bucket on a GPU) for `--glue-steps` steps, and the plain loop it replaced (a tokenizer call
   per batch, fp32, eager, the default AdamW, one host wait per step for the loss) for 3 + `--plain-steps`
   steps. Per-step times from marks after each step (CUDA events: the device's timeline); the new path's median
-  and mean over its graph-replayed steps (eager on the CPU: every step after the first), per bucket width too;
+  and mean over its graph-replayed steps (where none was: every step after the first), per bucket width too;
   the plain loop's median over its steps after 3. The speed-up and a 3-epoch fine-tuning of the task, projected.
 * `embedding`: STS-B dev (every distinct sentence) and the transfer task `--transfer-task` (MR) embedded with
   `sentaug.models.encoder.embed` in bf16 (GPU default: length-sorted batches of up to 32,768 tokens) and in fp32
@@ -130,7 +130,7 @@ def new_path(backbone: str, train, rdrop: float, switch_p: float, steps: int, de
                     on_step=lambda step: marks.append(clock.mark()))
     wall = time.perf_counter() - started
     times = clock.intervals(marks)                     # times[k]: step k (0-based), launch to launch on the device
-    steady = "graph" if device.type == "cuda" else "eager"
+    steady = "graph" if any(path == "graph" for path, _ in run.trace) else "eager"     # (a failed capture: eager)
     kept = [(t, w) for k, (t, (path, w)) in enumerate(zip(times, run.trace)) if path == steady and k > 0]
     by_width = {}
     for t, w in kept:
