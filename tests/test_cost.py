@@ -105,7 +105,7 @@ def test_a_setting_measured_at_its_real_shape_replaces_the_extrapolation(times, 
     before = cost.project_run(paper, spec, times, paper.config)
     assert before.basis == ["cards's overhead measured at bert-base/64"]     # 120 ms x 1.5: extrapolated
     times.table["settings"] = {key: {"ms": 80.0}}
-    times.table["startup_s"] = 12.0
+    times.table["startup"] = {"training_s": 12.0}
     after = cost.project_run(paper, spec, times, paper.config)
     assert after.measured and after.steps == before.steps
     assert after.parts["step_ms"] == 80.0 and after.parts["startup"] == 12.0
@@ -131,6 +131,67 @@ def test_glue_and_index_projections(times):
     assert cost.project_glue(times, bert, ["CoLA"], 20, rdrop=False).steps == 20
     index = cost.project_index(times, bert, "wiki1m_head")      # 11,914 lines at 0.1 ms, top-k ~ rows^2
     assert index.seconds == pytest.approx(30 + 11_914 * 0.0001 + 60 * (11_914 / 1e6) ** 2)
+
+
+def test_glue_and_evaluations_are_priced_from_their_own_measurements(times, paper):
+    """With a measured GLUE step, embedding rate and start-up (benchmarks/gpu_glue_eval.py), GLUE and the
+    evaluations are priced from them, measured; a training run keeps its own start-up."""
+    times.table.update({"glue": {"bert-base": {"ms": 10.0, "rdrop_ms": 18.0, "width": 128, "per_task_s": 5.0,
+                                               "rdrop_per_task_s": 6.0}},
+                        "embedding": {"ms_per_sentence": 0.05}, "startup": {"evaluation_s": 8.0}})
+    bert = {"arch": "bert", **BASE}
+    glue = cost.project_glue(times, bert, ["CoLA", "MRPC"], None, rdrop=False)     # 804 + 345 steps
+    assert glue.seconds == pytest.approx(8 + 2 * 5 + 1149 * 0.010) and glue.measured
+    rdrop = cost.project_glue(times, bert, ["CoLA", "MRPC"], None, rdrop=True)
+    assert rdrop.seconds == pytest.approx(8 + 2 * 6 + 1149 * 0.018) and rdrop.measured
+    # roberta-large: bert-base's step times the FLOPs per token at 128 tokens, 24 x 1024 against 12 x 768
+    large = {"arch": "roberta", "layers": 24, "hidden": 1024, "intermediate": 4096}
+    ratio = (24 * (2 * (4 * 1024 ** 2 + 2 * 1024 * 4096) + 4 * 128 * 1024)) / \
+        (12 * (2 * (4 * 768 ** 2 + 2 * 768 * 3072) + 4 * 128 * 768))
+    glue_large = cost.project_glue(times, large, ["MRPC"], None, rdrop=False)
+    assert glue_large.seconds == pytest.approx(8 + 5 + 345 * 0.010 * ratio)
+    assert glue_large.basis == [f"GLUE step of roberta-large from bert-base's: FLOPs per token ratio {ratio:.3f}"]
+    n, _ = cost._count("suite_sentences", "transfer")
+    suite = cost.project_suite(times, bert, "transfer")
+    assert suite.seconds == pytest.approx(8 + n * 0.05 / 1000)
+    # the index embeds in fp32: the STS-B dev evaluation's rate (0.1 ms a sentence), with the measured start-up
+    index = cost.project_index(times, bert, "wiki1m_head")
+    assert index.seconds == pytest.approx(8 + 11_914 * 0.0001 + 60 * (11_914 / 1e6) ** 2)
+    spec = paper.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)
+    assert cost.project_run(paper, spec, times, paper.config).parts["startup"] == cost.STARTUP_S
+    assert times.scaled(2.0).glue_step(bert, True).ms == 9.0          # the what-if speeds GLUE steps up too
+    # without them: as before, and the basis says so
+    for key in ("glue", "embedding", "startup"):
+        del times.table[key]
+    assert cost.project_glue(times, bert, ["MRPC"], None, False).basis[0] == "GLUE steps as SimCSE steps of 32 x 128 " \
+                                                                             "tokens"
+    assert "no evaluation embedding rate measured" in cost.project_suite(times, bert, "transfer").basis[-1]
+
+
+def test_the_loader_reads_the_glue_and_evaluation_benchmark(tmp_path):
+    training = {"args": {"size": "base", "length": "32"}, "versions": {"gpu": "NVIDIA X"},
+                "step": {"bert/b64": {"graph": {"median_step_ms": 9.5}}},
+                "dev_eval": {"n_sentences": 2909, "ours": {"median_ms": 300.0}, "best_checkpoint_write_ms": 400.0},
+                "knn": {"n": 1000, "torch_s": 2.0}}
+    new = {"median_ms_by_width": {"48": 4.0, "88": 6.5, "128": 9.0}, "one_off_s": 5.0, "step_path": {"path": "graph"}}
+    glue_eval = {"args": {"size": "base"}, "versions": {"gpu": "NVIDIA X"},
+                 "glue": {"task": "RTE", "rdrop_off": {"new": new},
+                          "rdrop_on": {"new": {**new, "median_ms_by_width": {"64": 9.0, "128": 16.0},
+                                               "one_off_s": 6.5}}},
+                 "embedding": {"bf16": {"sentences_per_s": 20_000.0}, "fp32": {"sentences_per_s": 9_000.0}},
+                 "startup": {"bert-base": {"cold": {"total_s": 7.25}, "warm": {"total_s": 6.5}}}}
+    files = [tmp_path / "gpu_training.json", tmp_path / "glue_eval.json"]
+    for f, data in zip(files, [training, glue_eval]):
+        f.write_text(json.dumps(data))
+    table = table_from_benchmark(files)
+    assert table["glue"] == {"bert-base": {"ms": 9.0, "width": 128, "per_task_s": 5.0, "path": "graph",
+                                           "rdrop_ms": 16.0, "rdrop_per_task_s": 6.5, "task": "RTE",
+                                           "from": "glue_eval.json"}}
+    assert table["embedding"] == {"ms_per_sentence": 0.05, "precision": "bf16", "backbone": "bert-base",
+                                  "from": "glue_eval.json"}
+    assert table["startup"] == {"evaluation_s": 7.25, "from": "glue_eval.json"}     # the slower of the two
+    assert yaml.safe_load(write_table(table, "x", tmp_path).read_text()) == table
+    assert "glue" not in table_from_benchmark(files[:1])
 
 
 def test_the_loader_keeps_the_fastest_trainer_path_and_says_which(tmp_path):
@@ -164,7 +225,7 @@ def test_the_loader_keeps_the_fastest_trainer_path_and_says_which(tmp_path):
     (tmp_path / "run.json").write_text(json.dumps({"returncode": 0, "startup_and_end_s": 14.5}))
     table = table_from_benchmark([*files, tmp_path / "cal.json", tmp_path / "tiny.json", tmp_path / "run.json"])
     assert table["settings"] == {"roberta-base/b512/L32/simcse": {"ms": 70.5, "path": "graph", "from": "cal.json"}}
-    assert table["startup_s"] == 14.5
+    assert table["startup"] == {"training_s": 14.5}
     (tmp_path / "c.json").write_text(json.dumps({"dev_eval": second["dev_eval"]}))
     with pytest.raises(ValueError, match="no `step` section"):
         table_from_benchmark([tmp_path / "c.json"])

@@ -10,6 +10,7 @@ from pathlib import Path
 
 POOLERS = ("cls", "cls_before_pooler", "avg", "avg_top2", "avg_first_last", "avg_emb_last")
 DEFAULT_POOLER = "cls_before_pooler"      # what unsupervised SimCSE evaluates
+PRECISIONS = ("auto", "fp32", "bf16")      # an embedding's arithmetic (sentaug.models.encoder.embedding_dtype)
 
 
 def hidden_alias(action: argparse.Action, *spellings: str) -> argparse.Action:
@@ -112,6 +113,12 @@ def pooler_arg(parser, trained: bool = True) -> None:
     where = "the eval_pooler of the model's train_summary.json, else " if trained else ""
     parser.add_argument("--pooler", choices=POOLERS, default=None,
                         help=f"sentence vector: {', '.join(POOLERS)} (default: {where}{DEFAULT_POOLER})")
+
+
+def precision_arg(parser) -> None:
+    """--precision of the embeddings: auto (bf16 on a GPU, fp32 on the CPU), fp32 or bf16."""
+    parser.add_argument("--precision", choices=PRECISIONS, default="auto",
+                        help="the embeddings' arithmetic: auto (bf16 on a GPU, fp32 on the CPU), fp32 or bf16")
 
 
 def default_pooler(model: str | Path, pooler: str | None) -> str:

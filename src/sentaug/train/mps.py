@@ -44,8 +44,8 @@ def running(where: Path | None = None) -> bool:
     """Whether a control daemon answers on `where`'s pipe folder."""
     where = where or folder()
     env = {**os.environ, PIPE: str(where / "pipe"), LOG: str(where / "log")}
-    try:
-        return (where / "pipe" / "control").exists() and _control("get_server_list", env, timeout=10).returncode == 0
+    try:       # (an empty pipe folder: no daemon ever started there, and no client call that could wait)
+        return any((where / "pipe").iterdir()) and _control("get_server_list", env, timeout=10).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
 

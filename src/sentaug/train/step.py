@@ -45,6 +45,18 @@ def attention_kernel(name: str | None):
     return sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION])
 
 
+def adamw(groups: list[dict], device: torch.device, capturable: bool = False) -> torch.optim.AdamW:
+    """AdamW over parameter groups that each carry their `lr`: the fused CUDA kernel on a GPU (one launch for
+    every tensor), the default implementation elsewhere. `capturable` (a step captured in a CUDA graph): the
+    learning rates live in device tensors, which the scheduler fills between replays."""
+    if device.type != "cuda":
+        return torch.optim.AdamW(groups, lr=groups[0]["lr"])
+    if capturable:
+        for group in groups:
+            group["lr"] = torch.tensor(group["lr"], dtype=torch.float32, device=device)
+    return torch.optim.AdamW(groups, lr=groups[0]["lr"], fused=True, capturable=capturable)
+
+
 class LossTally:
     """Sums of the loss and its parts since the last log line, on the device in float64, added in place (a
     captured step adds into the same tensors at every replay); read only where a log line is written."""
@@ -145,6 +157,8 @@ class StepRunner:
             tensor.copy_(self.backend.pinned(inputs.tensors[name]), non_blocking=True)
         if self.graph is None and self.warmed < self.warmup:
             with self.backend.side_stream():     # eager steps before the capture
+                # (no gradients to add onto: another runner's graph may have left its own in p.grad)
+                self.optimizer.zero_grad(set_to_none=True)
                 self.step_fn(self.static)
                 self.optimizer.zero_grad(set_to_none=True)
             self.warmed += 1
@@ -188,4 +202,49 @@ class StepRunner:
             out["attention"] = self.attention or "sdpa default"
         else:
             out["why"] = self.why or "graph capture was not reached"
+        return out
+
+
+class RunnerPerShape:
+    """`runner(inputs)`: one training step, with one `StepRunner` (one CUDA graph) for each shape of full
+    batches, every runner stepping the same optimizer: GLUE's length buckets (`sentaug.evaluate.glue_steps`),
+    each padded to its own width. A batch that is not full runs eagerly. What makes several graphs exact beside
+    each other: each holds its own gradients (allocated by its captured backward, `StepRunner.graph_grads`), a
+    runner's warm-up and eager steps start from no gradients, and the optimizer's state and learning rates are
+    the same device tensors in every graph."""
+
+    def __init__(self, step_fn, optimizer, device: torch.device, graph: bool, why: str = "",
+                 warmup: int = WARMUP_STEPS):
+        self.step_fn, self.optimizer, self.device, self.warmup = step_fn, optimizer, device, warmup
+        self.wanted = graph
+        self.eager = StepRunner(step_fn, optimizer, device, False, why)
+        self.runners: dict[tuple, StepRunner] = {}
+
+    def __call__(self, inputs: StepInputs) -> None:
+        if not (self.wanted and inputs.full):
+            return self.eager(inputs)
+        key = inputs.signature()
+        if key not in self.runners:
+            self.runners[key] = StepRunner(self.step_fn, self.optimizer, self.device, True, warmup=self.warmup)
+        self.runners[key](inputs)
+
+    def graph_steps(self) -> int:
+        """Steps replayed from a graph so far."""
+        return sum(r.counts["graph"] for r in self.runners.values())
+
+    def describe(self) -> dict:
+        """Which path ran: steps replayed from graphs, eager steps (warm-ups, batches that are not full), graphs."""
+        graph = self.graph_steps()
+        eager = self.eager.counts["eager"] + sum(r.counts["eager"] for r in self.runners.values())
+        out = {"path": "graph" if graph else "eager", "graph_steps": graph, "eager_steps": eager,
+               "graphs": sum(r.graph is not None for r in self.runners.values())}
+        if graph:
+            out["why"] = ("one CUDA graph per batch shape, each captured after its own eager warm-up steps; "
+                          "batches that are not full eager")
+            failed = [r.why for r in self.runners.values() if r.why]
+            if failed:
+                out["failed"] = failed[0]
+        else:
+            failed = [r.why for r in self.runners.values() if r.why]
+            out["why"] = failed[0] if failed else (self.eager.why or "graph capture was not reached")
         return out

@@ -126,7 +126,8 @@ def _price(job, W, times: StepTimes, config: dict) -> tuple[str, cost.Projection
         n = 2 * W.augmentation_analysis_sample() * len(W.augmentation_set(w["set"]))
         p = cost.project_embedding(times, shape(w["backbone"]), n, ["sample size as an upper bound"])
         lm = cost.project_embedding(times, cost.workload()["shapes"]["gpt2"], n)
-        return "eval", cost.Projection(p.seconds + lm.seconds - cost.STARTUP_S, 0, {"sentences": 2 * n}, p.basis)
+        return "eval", cost.Projection(p.seconds + lm.seconds - cost.startup_s(times), 0, {"sentences": 2 * n},
+                                       p.basis)
     if rule in PROJECTION_RULES:
         n = 2 * int(w["sample"]) * len(W.projection_augmentations(w["augs"]))
         return "eval", cost.project_embedding(times, shape(w["backbone"]), n, ["sample size as an upper bound"])

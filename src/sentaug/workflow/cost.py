@@ -13,8 +13,11 @@ A training run of `steps` optimizer steps costs
 (on the GPU the trainer keeps the best model on the device and writes it with each checkpoint and at the end;
 a table without a measured device copy counts a write at every evaluation, as the trainer did before)
 
-with the dev evaluation and the writes scaled by the backbone's FLOP ratio to the measured bert-base. Every
-projection lists what in it was not measured (`basis`); a projection with an empty basis is measured.
+with the dev evaluation and the writes scaled by the backbone's FLOP ratio to the measured bert-base. A GLUE job
+costs its start-up, each task's one-off work and its steps at the table's measured GLUE step (`project_glue`);
+an evaluation its start-up and its sentences at the measured bf16 embedding rate (`project_embedding`). The
+start-up is the table's measured one where it has one (`startup_s`), else STARTUP_S. Every projection lists
+what in it was not measured (`basis`); a projection with an empty basis is measured.
 """
 from __future__ import annotations
 
@@ -28,9 +31,14 @@ from pathlib import Path
 import yaml
 
 from ..config import split_variant
-from .step_times import STARTUP_S, StepTimes, flops_per_token  # noqa: F401 (STARTUP_S: re-exported)
+from .step_times import StepTimes, flops_per_token
 
 WORKLOAD = Path(str(resources.files("sentaug") / "resources" / "workload.yaml"))
+# Seconds before a job's first step: Python, torch and CUDA start, backbone and token tables load (~6 s at
+# wiki1m scale, benchmarks/gpu_notes.md), and the first steps' one-off work on the GPU: the prefetching workers
+# start, 3 eager warm-up steps, the graph's capture (measured on an H200: 1.4-3.0 s in a fresh process,
+# benchmarks/gpu_notes.md). An estimate, counted where the table has no measured start-up (`startup_s`).
+STARTUP_S = 30.0
 # Writing a resumable checkpoint writes the model and AdamW's two moments: three best-model writes.
 CHECKPOINT_WRITES = 3
 # The runtime a training job asks SLURM for: the projection times RUNTIME_FACTOR plus RUNTIME_EXTRA_MIN, at least
@@ -49,6 +57,13 @@ GLUE_BATCH, GLUE_EPOCHS, GLUE_LENGTH = 32, 3.0, 128
 @lru_cache(maxsize=1)
 def workload() -> dict:
     return yaml.safe_load(WORKLOAD.read_text(encoding="utf-8"))
+
+
+def startup_s(times: StepTimes, job: str = "evaluation") -> float:
+    """Seconds before a job's first step or sentence: the table's measured start-up of that kind of job
+    (`startup: {evaluation_s: ...}`: a fresh process's Python, imports and model load on the device), else
+    STARTUP_S."""
+    return float((times.table.get("startup") or {}).get(f"{job}_s", STARTUP_S))
 
 
 def backbone_shape(config: dict, name: str) -> dict:
@@ -191,7 +206,7 @@ def project_run(paths, spec: dict, times: StepTimes, config: dict) -> Projection
     write_s = times.evaluation("best_write_ms") / 1000 * ratio
     kept = "best_snapshot_ms" in times.table["evaluation"]     # the best model kept on the device
     keep_s = times.evaluation("best_snapshot_ms") / 1000 * ratio if kept else write_s
-    parts = {"startup": times.startup_s(), "steps": steps * step.ms * overhead / 1000,
+    parts = {"startup": startup_s(times, "training"), "steps": steps * step.ms * overhead / 1000,
              "dev": evals * (times.evaluation("dev_ms") / 1000 * ratio + keep_s) + (write_s if kept else 0.0),
              "checkpoints": checkpoints * (CHECKPOINT_WRITES + kept) * write_s}
     return Projection(sum(parts.values()), steps, {**parts, "step_ms": step.ms * overhead},
@@ -206,35 +221,55 @@ def train_runtime_minutes(projection: Projection, runs_per_gpu: int = 1, sharing
     return int(min(RUNTIME_CAP_MIN, max(RUNTIME_FLOOR_MIN, math.ceil(RUNTIME_FACTOR * minutes + RUNTIME_EXTRA_MIN))))
 
 
-def project_embedding(times: StepTimes, shape: dict, sentences: int, basis=()) -> Projection:
-    """Embedding `sentences` sentences (as the STS-B dev evaluation does: fp32, batches of 128)."""
-    ms = times.evaluation("dev_ms") / times.evaluation("dev_sentences") * _flop_ratio(times, shape)
-    return Projection(STARTUP_S + sentences * ms / 1000, 0, {"sentences": sentences}, list(basis))
+def project_embedding(times: StepTimes, shape: dict, sentences: int, basis=(), precision: str = "bf16") -> Projection:
+    """Embedding `sentences` sentences in one job: its start-up, then the sentences at the table's measured
+    bf16 rate (`embedding`, an evaluation's default on a GPU), or at the STS-B dev evaluation's rate (batches of
+    128) for `precision` fp32 (the index) or where no bf16 rate was measured (the basis says so)."""
+    rate, basis = times.table.get("embedding"), list(basis)
+    if precision == "bf16" and rate:
+        ms = float(rate["ms_per_sentence"])
+    else:
+        ms = times.evaluation("dev_ms") / times.evaluation("dev_sentences")
+        if precision == "bf16":
+            basis.append("embedding at the STS-B dev evaluation's rate (no evaluation embedding rate measured)")
+    ms *= _flop_ratio(times, shape)
+    return Projection(startup_s(times) + sentences * ms / 1000, 0, {"sentences": sentences, "ms_per_sentence": ms},
+                      basis)
 
 
 def project_suite(times: StepTimes, shape: dict, suite: str) -> Projection:
     """An evaluation suite's embeddings; its classifiers and K-means run on the CPU and are not counted."""
     n, basis = _count("suite_sentences", suite)
-    return project_embedding(times, shape, n, basis + ["embedding time from the STS-B dev evaluation's"])
+    return project_embedding(times, shape, n, basis)
 
 
 def project_glue(times: StepTimes, shape: dict, tasks, max_steps: int | None, rdrop: bool) -> Projection:
-    """GLUE fine-tuning of every task (batch 32, 3 epochs or `max_steps` each, pairs of at most 128 tokens
-    counted at 128; R-drop runs two forward passes)."""
-    steps, basis = 0, [f"GLUE steps as SimCSE steps of {GLUE_BATCH} x {GLUE_LENGTH} tokens"]
+    """GLUE fine-tuning of every task (batch 32, 3 epochs or `max_steps` each): the job's start-up, each task's
+    one-off work (tokenizing, warm-up steps, a CUDA graph per length bucket) and its steps, each at the table's
+    measured GLUE step of the widest bucket (`glue`: pairs of at most 128 tokens, an upper bound), with R-drop's
+    second pass where asked. A table without it counts the steps as SimCSE steps of 32 x 128 tokens (R-drop
+    twice that) and says so."""
+    tasks, steps, basis = list(tasks), 0, []
     for task in tasks:
         n, b = _count("glue_train", task)
         steps += max_steps or max(1, math.ceil(GLUE_EPOCHS * math.ceil(n / GLUE_BATCH)))
         basis += b
-    # one view per example of GLUE_LENGTH tokens = SimCSE's two views of half as many examples
-    step = times.step_ms(shape, GLUE_BATCH * (2 if rdrop else 1), GLUE_LENGTH, views=1)
-    return Projection(STARTUP_S + steps * step.ms / 1000, steps, {"step_ms": step.ms}, basis + step.basis)
+    step, once = times.glue_step(shape, rdrop), 0.0
+    if step is None:
+        basis.append(f"GLUE steps as SimCSE steps of {GLUE_BATCH} x {GLUE_LENGTH} tokens")
+        # one view per example of GLUE_LENGTH tokens = SimCSE's two views of half as many examples
+        step = times.step_ms(shape, GLUE_BATCH * (2 if rdrop else 1), GLUE_LENGTH, views=1)
+    else:
+        once = len(tasks) * times.glue_task_s(shape, rdrop)
+    start = startup_s(times)
+    return Projection(start + once + steps * step.ms / 1000, steps, {"step_ms": step.ms, "startup": start,
+                                                                     "tasks_once": once}, basis + step.basis)
 
 
 def project_index(times: StepTimes, shape: dict, corpus: str) -> Projection:
     """CARDS's retrieval index: the corpus embedded, then the exact top-k, whose work grows with rows^2."""
     n, basis = _count("examples", corpus)
-    embed = project_embedding(times, shape, n)
+    embed = project_embedding(times, shape, n, precision="fp32")      # the index embeds in fp32 (its neighbours)
     knn = times.evaluation("knn_s") * (n / times.evaluation("knn_rows")) ** 2
     return Projection(embed.seconds + knn, 0, {"sentences": n, "knn_s": knn},
                       basis + (["top-k time scaled by rows^2 from the measured one"] if n != times.evaluation("knn_rows")
