@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU check of the paper-scale bill on a lent GPU machine, at most BUDGET seconds (default 570), in one call;
+# The GPU check of the paper-scale bill on a lent GPU machine, at most BUDGET seconds (default 590), in one call;
 # benchmarks/gpu_device_more.sh goes on with what it did not reach, in a second call on the still warm machine.
 # Prepared beforehand on a CPU machine by benchmarks/gpu_device_prepare.sh; carry .whl and .gpu. Every stage runs
 # in a process group of its own under its own time limit, so a crash or a timeout keeps the others' figures.
@@ -16,7 +16,7 @@
 # PY, DEVICE and TINY=1 let it be tried on a CPU machine first (PY=.venv/bin/python DEVICE=cpu TINY=1).
 set -u
 cd "$(dirname "$0")/.."
-BUDGET=${BUDGET:-570}
+BUDGET=${BUDGET:-590}
 source benchmarks/gpu_stages.sh
 
 # 1. the GPU tests, first (a failing graph path makes every figure after it suspect): gpu_pytest.xml, its log
@@ -32,18 +32,18 @@ fi
 # 2. the paper-length run (~4 min on an H200: 15,625 steps of ~12.5 ms and 125 dev evaluations)
 LINES=1000000; STEPS=()
 [ -n "$TINY" ] && LINES=3000 && STEPS=(--steps 30)
-stage paper_run 255 $PY benchmarks/gpu_paper_run.py "${DATA[@]}" "${SMALL[@]}" "${STEPS[@]}" --lines $LINES \
-  --workdir $W/paper --timeout 245 --out "$OUT/paper_run.json"
+stage paper_run 278 $PY benchmarks/gpu_paper_run.py "${DATA[@]}" "${SMALL[@]}" "${STEPS[@]}" --lines $LINES \
+  --workdir $W/paper --timeout 270 --out "$OUT/paper_run.json"
 
 # 3. GLUE's step (new path, plain loop), bf16 vs fp32 embeddings, an evaluation job's start-up
-stage glue_eval 50 $PY benchmarks/gpu_glue_eval.py --device $DEVICE "${DATA[@]}" --size $SIZE \
+stage glue_eval 48 $PY benchmarks/gpu_glue_eval.py --device $DEVICE "${DATA[@]}" --size $SIZE \
   --out "$OUT/glue_eval.json"
 
 # 4. k training processes on one GPU under MPS (started and stopped as the workflow does)
 KS="bert=1,4;roberta=1,4"; CONF=bert/64:200,roberta/512:40
 [ -n "$TINY" ] && CONF=bert/8:40 && KS="bert=1,2"
-stage concurrency 85 $PY benchmarks/gpu_concurrency.py --device $DEVICE --size $SIZE "${DATA[@]}" \
-  --configs $CONF --ks "$KS" --mps --budget 60 --workdir $W/concurrency --out "$OUT/concurrency.json"
+stage concurrency 80 $PY benchmarks/gpu_concurrency.py --device $DEVICE --size $SIZE "${DATA[@]}" \
+  --configs $CONF --ks "$KS" --mps --budget 55 --workdir $W/concurrency --out "$OUT/concurrency.json"
 
 # 5. DeBERTa-1.5B's GLUE step and every paper-scale training setting, largest projected hours first, for the time
 #    left (benchmarks/gpu_device_more.sh goes on from calibration.json)

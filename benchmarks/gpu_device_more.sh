@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The second call of the GPU check, on the machine benchmarks/gpu_device_check.sh left warm (its /tmp is still
-# there), at most BUDGET seconds (default 160): the paper-scale settings it did not reach (gpu_calibrate.py
+# there), at most BUDGET seconds (default 150): the paper-scale settings it did not reach (gpu_calibrate.py
 # --skip-done), then torch.compile inside the graph with a cold compile cache and again with it warm, for what
 # time is left. Writes to $OUT: calibration.json (this call's settings), compile.json, log.txt, nvidia.txt.
 set -u
 cd "$(dirname "$0")/.."
-BUDGET=${BUDGET:-160}
+BUDGET=${BUDGET:-150}
 source benchmarks/gpu_stages.sh
 
 # 1. the settings the first call did not reach
