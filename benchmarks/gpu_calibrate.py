@@ -18,8 +18,8 @@ The bill's GLUE fine-tunings of backbones not measured elsewhere (CARDS Table 6'
 parameters, with R-drop and switch-case and without) come first, built in memory at their real shape (random
 weights; the BERT vocabulary stands in for DeBERTa's SentencePiece one): GLUE's step
 (`sentaug.evaluate.glue_steps.fine_tune`, a CUDA graph per batch shape) on RTE's pairs, every batch padded to
-the widest bucket (128 tokens): the step the bill prices every GLUE step at. `--tiny` shrinks every backbone to 2 layers and
-every batch to 8 (a CPU try of the script, not a measurement).
+the widest bucket (128 tokens): the step the bill prices every GLUE step at. `--tiny` shrinks every backbone to 2
+layers and every batch to 8 (a CPU try of the script, not a measurement).
 """
 from __future__ import annotations
 
@@ -116,10 +116,13 @@ def calibrate_glue(row: dict, args) -> dict:
     run = fine_tune(model, head, tok, train, False, "cls_before_pooler", cfg, device, progress=False,
                     on_step=lambda step: marks.append(clock.mark()))
     times = clock.intervals(marks)
-    steady = "graph" if device.type == "cuda" else "eager"
+    # the path the run settled on: graph replays, or (CPU; a capture that failed, as DeBERTa's does on an H200:
+    # its relative positions are copied from the host inside the step) its eager steps after the warm-up
+    steady = "graph" if any(path == "graph" for path, _ in run.trace) else "eager"
     kept = [t for k, (t, (path, width)) in enumerate(zip(times, run.trace)) if path == steady and k >= args.warmup]
     return {"ms": median_ms(kept), "steps_timed": len(kept), "width": int(run.trace[-1][1]),
-            "path": run.step_path.get("path"), "why": run.step_path.get("why"), "rdrop": row["rdrop"], "shape": row["shape"],
+            "path": run.step_path.get("path"), "why": run.step_path.get("why"), "rdrop": row["rdrop"],
+            "shape": row["shape"],
             "switch_case": bool(row.get("switch_case")), "build_s": round(built, 1),
             "wall_s": round(time.perf_counter() - started, 1), "jobs": row["jobs"],
             "hours_projected": round(row["hours"], 3),

@@ -39,9 +39,12 @@ def main(out: Path) -> None:
                  f"{run.get('train_seconds')} s, start-up and end {run.get('startup_and_end_s')} s, "
                  f"{run.get('dev_evaluations')} dev evaluations, path {run.get('step_path', {}).get('path')}); "
                  f"projected {run.get('projection_s')} s, x{run.get('measured_over_projected')}; rc "
-                 f"{run.get('returncode')} {run.get('stopped_at', '')} {run.get('stderr_tail', '')[-300:] if run.get('returncode') else ''}")
+                 f"{run.get('returncode')} {run.get('stopped_at', '')} "
+                 f"{run.get('stderr_tail', '')[-300:] if run.get('returncode') else ''}")
     cal = load(out / "calibration.json")
     done = {k: v for k, v in (cal.get("settings") or {}).items() if v.get("ms")}
+    for key, g in (cal.get("glue") or {}).items():
+        lines.append(f"  GLUE {key}: {g.get('ms')} ms at width {g.get('width')} ({g.get('path')}) {g.get('error', '')}")
     lines.append(f"calibration: {len(done)} of {len(cal.get('settings') or {})} settings, "
                  f"{cal.get('measured_share_of_hours')} of the hours, {cal.get('seconds')} s")
     for k, v in (cal.get("settings") or {}).items():

@@ -100,6 +100,7 @@ def main() -> None:
                        "steps_per_second": summary["steps_per_second"], "step_path": summary["step_path"],
                        "dev_evaluations": len(evals), "best_stsb_dev": summary["best_stsb_dev"],
                        "log_elapsed": [[r["step"], r["elapsed_s"]] for r in log],
+                       "eval_steps": spec["eval_steps"], "save_steps": spec["save_steps"],
                        "startup_and_end_s": round(wall - summary["train_seconds"], 1),
                        "device": summary["device"], "versions": summary["versions"]})
     result["projection_s"] = settings["projection_s"]

@@ -12,7 +12,7 @@ import yaml
 
 from sentaug.workflow import Workflow
 from sentaug.workflow import cost
-from sentaug.workflow.step_times import (StepTimes, flops_per_token, known_devices, table_from_benchmark,
+from sentaug.workflow.step_times import (StepTimes, flops_per_token, known_devices, run_parts, table_from_benchmark,
                                          write_table)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,7 +87,7 @@ def test_a_runs_projection_is_steps_evaluations_checkpoints_and_start_up(times, 
     # (every 5,000 steps at paper scale) of 3 writes, 30 s to start
     spec = paper.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)
     p = cost.project_run(paper, spec, times, paper.config)
-    assert p.steps == 15_625 and p.measured
+    assert p.steps == 15_625 and p.basis == ["training start-up estimated at 30 s (not measured on Test GPU)"]
     assert p.seconds == pytest.approx(30 + 15_625 * 0.020 + 125 * (0.4 + 0.5) + 3 * 3 * 0.5)   # 459.5 s
     assert cost.train_runtime_minutes(p) == math.ceil(1.5 * 459.5 / 60 + 10) == 22
     assert cost.train_runtime_minutes(p, runs_per_gpu=2) == math.ceil(1.5 * 2 * 459.5 / 60 + 10) == 33
@@ -103,7 +103,8 @@ def test_a_setting_measured_at_its_real_shape_replaces_the_extrapolation(times, 
     key = cost.step_setting(spec)
     assert key == f"roberta-base/b{spec['batch_size']}/L32/retrieved1"
     before = cost.project_run(paper, spec, times, paper.config)
-    assert before.basis == ["cards's overhead measured at bert-base/64"]     # 120 ms x 1.5: extrapolated
+    assert before.basis == ["cards's overhead measured at bert-base/64",      # 120 ms x 1.5: extrapolated
+                            "training start-up estimated at 30 s (not measured on Test GPU)"]
     times.table["settings"] = {key: {"ms": 80.0}}
     times.table["startup"] = {"training_s": 12.0}
     after = cost.project_run(paper, spec, times, paper.config)
@@ -163,7 +164,7 @@ def test_glue_and_evaluations_are_priced_from_their_own_measurements(times, pape
     # without them: as before, and the basis says so
     for key in ("glue", "embedding", "startup"):
         del times.table[key]
-    assert cost.project_glue(times, bert, ["MRPC"], None, False).basis[0] == "GLUE steps as SimCSE steps of 32 x 128 " \
+    assert cost.project_glue(times, bert, ["MRPC"], None, False).basis[1] == "GLUE steps as SimCSE steps of 32 x 128 " \
                                                                              "tokens"
     assert "no evaluation embedding rate measured" in cost.project_suite(times, bert, "transfer").basis[-1]
 
@@ -222,10 +223,18 @@ def test_the_loader_keeps_the_fastest_trainer_path_and_says_which(tmp_path):
         {"skipped": "budget"}}}))
     (tmp_path / "tiny.json").write_text(json.dumps({"args": {"tiny": "True"}, "settings": {
         "roberta-base/b64/L32/simcse": {"ms": 3.0, "path": "eager"}}}))
-    (tmp_path / "run.json").write_text(json.dumps({"returncode": 0, "startup_and_end_s": 14.5}))
+    # a paper-length run's log (step, elapsed s) every 10 steps, dev evaluations every 20 steps and a checkpoint
+    # every 40: 10 ms steps; the windows starting at step 20 and 40 hold 0.05 s of evaluation, the one at 40 also
+    # a 1 s checkpoint
+    log = [[10, 0.1], [20, 0.2], [30, 0.35], [40, 0.45], [50, 1.6], [60, 1.7]]
+    (tmp_path / "run.json").write_text(json.dumps({"returncode": 0, "startup_and_end_s": 14.5, "log_elapsed": log,
+                                                   "eval_steps": 20, "save_steps": 40}))
+    assert run_parts(log, 20, 40) == {"step_ms": 10.0, "dev_ms": 50.0, "checkpoint_ms": 1000.0, "evaluations": 2,
+                                      "checkpoints": 1}
     table = table_from_benchmark([*files, tmp_path / "cal.json", tmp_path / "tiny.json", tmp_path / "run.json"])
     assert table["settings"] == {"roberta-base/b512/L32/simcse": {"ms": 70.5, "path": "graph", "from": "cal.json"}}
     assert table["startup"] == {"training_s": 14.5}
+    assert (table["evaluation"]["dev_ms"], table["evaluation"]["checkpoint_ms"]) == (50.0, 1000.0)   # the lowest
     (tmp_path / "c.json").write_text(json.dumps({"dev_eval": second["dev_eval"]}))
     with pytest.raises(ValueError, match="no `step` section"):
         table_from_benchmark([tmp_path / "c.json"])
@@ -233,21 +242,33 @@ def test_the_loader_keeps_the_fastest_trainer_path_and_says_which(tmp_path):
 
 def test_the_committed_h200_table_is_the_loaders_reading_of_the_gpu_figures():
     """The table is what the loader makes of the H200 runs kept in benchmarks/results: the graph step (the
-    default path; the compiled one, opt-in, left out), the overheads on the graph path, k runs per GPU."""
+    default path; the compiled one, opt-in, left out), the overheads on the graph path, k runs per GPU, every
+    paper-scale setting timed at its real shape, the paper-length run's start-up, evaluations and checkpoints,
+    GLUE's step and the bf16 embedding rate."""
     results = ROOT / "benchmarks/results"
+    paper = "h200-2026-11-27-paper-scale"
     files = [results / f for f in ("h200-2026-11-26-run1/gpu_training.json", "h200-2026-11-26-run1/concurrency.json",
-                                   "h200-2026-11-26-run2/gpu_training_run2.json", "h200-2026-11-26-first/c_knn.json")]
+                                   "h200-2026-11-26-run2/gpu_training_run2.json", "h200-2026-11-26-first/c_knn.json",
+                                   f"{paper}/call1/calibration.json", f"{paper}/call2/calibration.json",
+                                   f"{paper}/call1/paper_run.json", f"{paper}/call1/glue_eval.json",
+                                   f"{paper}/call1/concurrency.json")]
     committed = StepTimes.load("h200").table
-    made = table_from_benchmark(files, source=committed["source"])
+    made = table_from_benchmark(files, device_name=committed["device"], source=committed["source"])
     assert made == committed
     # run 1's graph step (12.521 ms) beats run 2's (12.632); run 2's compiled 10.043 ms is opt-in, not priced
     assert committed["steps"]["bert-base"][64] == {"ms": 12.521, "path": "graph", "from": "gpu_training.json"}
     assert committed["steps"]["roberta-base"][512] == {"ms": 69.135, "path": "graph", "from": "gpu_training.json"}
     # CARDS over SimCSE on the graph path: 16.995 / 12.515 ms (run 1's overhead section)
     assert committed["overhead"]["cards"]["ratio"] == round(16.995 / 12.515, 3) == 1.358
-    # runs per hour of k runs over one: k x 5.09 s / the k runs' mean train_seconds (200 steps each)
-    assert committed["sharing"][4] == round(4 * 5.09 / ((14.05 + 13.8 + 14.11 + 12.89) / 4), 2) == 1.48
+    # runs per hour of 4 runs over one, under MPS: 4 x 4.67 s / the 4 runs' mean train_seconds (200 steps each)
+    assert committed["sharing"][4] == round(4 * 4.67 / ((8.97 + 8.56 + 8.85 + 9.02) / 4), 2) == 2.11
     assert committed["evaluation"]["best_snapshot_ms"] == 4.268
+    # 25 of the bill's 30 settings, e.g. the leaderboard's SimCSE on BERT-base at batch 64 (call 2)
+    assert len(committed["settings"]) == 25
+    assert committed["settings"]["bert-base-uncased/b64/L32/simcse"] == {"ms": 12.511, "path": "graph",
+                                                                         "from": "calibration.json"}
+    # the paper-length run: 235.1 s end to end, 220.68 s of them in its loop
+    assert committed["startup"]["training_s"] == 14.4 == round(235.1 - 220.68, 1)
 
 
 def test_backbones_of_one_shape_share_their_measured_batches():
@@ -270,11 +291,12 @@ def test_unknown_devices_are_refused_with_the_known_ones():
 
 def test_a_training_job_asks_for_its_projected_runtime_unless_the_scale_sets_one(paper):
     h200 = StepTimes.load("h200").table
-    ms, ev = h200["steps"]["bert-base"][64]["ms"], h200["evaluation"]
-    # SimCSE, BERT-base, batch 64 on wiki1m: 15,625 steps, 125 evaluations (each keeping the best model on the
-    # device), one write at the end, 3 checkpoints (every 5,000 steps) of 3 writes each plus the best model's
-    seconds = (30 + 15_625 * ms / 1000 + 125 * (ev["dev_ms"] + ev["best_snapshot_ms"]) / 1000
-               + ev["best_write_ms"] / 1000 + 3 * (3 + 1) * ev["best_write_ms"] / 1000)
+    ms, ev = h200["settings"]["bert-base-uncased/b64/L32/simcse"]["ms"], h200["evaluation"]
+    # SimCSE, BERT-base, batch 64 on wiki1m: its measured start-up, 15,625 steps, 125 evaluations (each keeping
+    # the best model on the device), one write at the end, 3 checkpoints (every 5,000 steps) as measured
+    seconds = (h200["startup"]["training_s"] + 15_625 * ms / 1000
+               + 125 * (ev["dev_ms"] + ev["best_snapshot_ms"]) / 1000 + ev["best_write_ms"] / 1000
+               + 3 * ev["checkpoint_ms"] / 1000)
     expected = math.ceil(1.5 * seconds / 60 + 10)
     assert paper.train_runtime("leaderboard", "bert-base-uncased", "simcse", 42) == expected
     cfg = copy.deepcopy(paper.config)

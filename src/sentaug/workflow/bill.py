@@ -127,7 +127,7 @@ def _price(job, W, times: StepTimes, config: dict) -> tuple[str, cost.Projection
         p = cost.project_embedding(times, shape(w["backbone"]), n, ["sample size as an upper bound"])
         lm = cost.project_embedding(times, cost.workload()["shapes"]["gpt2"], n)
         return "eval", cost.Projection(p.seconds + lm.seconds - cost.startup_s(times), 0, {"sentences": 2 * n},
-                                       p.basis)
+                                       p.basis, p.sizes)
     if rule in PROJECTION_RULES:
         n = 2 * int(w["sample"]) * len(W.projection_augmentations(w["augs"]))
         return "eval", cost.project_embedding(times, shape(w["backbone"]), n, ["sample size as an upper bound"])
@@ -267,9 +267,11 @@ def format_bill(bill: Bill, runs: bool = False) -> str:
             cpu[j.rule] += 1
     new = [j for j in bill.jobs.values() if j.kind in GPU_KINDS and not j.built]
     extrapolated = sum(j.projection.seconds for j in new if not j.projection.measured)
+    bounded = sum(j.projection.seconds for j in new if j.projection.sizes)
     total = sum(j.projection.seconds for j in new)
-    out += ["", f"Extrapolated: {extrapolated / total:.0%} of the new device-hours (the rest measured settings)"
-            if total else "Nothing new to run on the device.",
+    out += ["", f"Extrapolated: {extrapolated / total:.0%} of the new device-hours (the rest priced from measured "
+                f"step times and start-ups); sizes estimated or upper bounds (caches not built yet): "
+                f"{bounded / total:.0%}" if total else "Nothing new to run on the device.",
             "Not in device-hours: the CPU jobs (" + ", ".join(f"{n} {r}" for r, n in sorted(cpu.items())) + ")"
             if cpu else "", "and the suites' classifiers and K-means (CPU). Evaluations: their embeddings only.",
             *[f"Note: {n}" for n in bill.notes]]
@@ -281,7 +283,8 @@ def format_bill(bill: Bill, runs: bool = False) -> str:
                 actual = (f", took {j.actual_s:,.0f} s" + (f" on {j.actual_device}" if j.actual_device else "")
                           if j.actual_s is not None else "")
                 out.append(f"  {'built' if j.built else 'new':<5} {j.label}: {p.steps:,} steps, {p.seconds:,.0f} s"
-                           f"{actual}" + (f"  [{'; '.join(p.basis)}]" if p.basis else "  [measured]"))
+                           f"{actual}" + (f"  [{'; '.join(p.basis)}]" if p.basis else "  [measured]")
+                           + (f"  sizes: {'; '.join(p.sizes)}" if p.sizes else ""))
     return "\n".join(line for line in out if line is not None)
 
 

@@ -8,7 +8,8 @@ A training run of `steps` optimizer steps costs
     start-up + steps x SimCSE's step time x the method's overhead
              + its dev evaluations x (one STS-B dev evaluation + keeping the best model on the device)
              + one best-model write at the end
-             + its checkpoints x (3 best-model writes (model and AdamW's two moments) + the best model's write)
+             + its checkpoints x (3 best-model writes (model and AdamW's two moments) + the best model's write,
+                                  or the table's measured `checkpoint_ms`)
 
 (on the GPU the trainer keeps the best model on the device and writes it with each checkpoint and at the end;
 a table without a measured device copy counts a write at every evaluation, as the trainer did before)
@@ -17,7 +18,9 @@ with the dev evaluation and the writes scaled by the backbone's FLOP ratio to th
 costs its start-up, each task's one-off work and its steps at the table's measured GLUE step (`project_glue`);
 an evaluation its start-up and its sentences at the measured bf16 embedding rate (`project_embedding`). The
 start-up is the table's measured one where it has one (`startup_s`), else STARTUP_S. Every projection lists
-what in it was not measured (`basis`); a projection with an empty basis is measured.
+what in its time was not measured (`basis`: extrapolated step times, estimated start-ups); a projection with an
+empty basis is measured. What in its size is not counted from the data (`sizes`: an estimated size, an upper
+bound until the caches it depends on are built) is listed apart: those are the job's work, not its speed.
 """
 from __future__ import annotations
 
@@ -66,6 +69,12 @@ def startup_s(times: StepTimes, job: str = "evaluation") -> float:
     return float((times.table.get("startup") or {}).get(f"{job}_s", STARTUP_S))
 
 
+def startup_basis(times: StepTimes, job: str = "evaluation") -> list[str]:
+    """What `startup_s` says of its figure where it is not measured."""
+    measured = f"{job}_s" in (times.table.get("startup") or {})
+    return [] if measured else [f"{job} start-up estimated at {STARTUP_S:g} s (not measured on {times.device})"]
+
+
 def backbone_shape(config: dict, name: str) -> dict:
     """{arch, layers, hidden, intermediate} of a backbone (config name): its `size` for a random one, else the
     published configuration in workload.yaml."""
@@ -80,11 +89,13 @@ def backbone_shape(config: dict, name: str) -> dict:
 
 @dataclass
 class Projection:
-    """Projected seconds of one job, its parts, and what in it was not measured."""
+    """Projected seconds of one job, its parts, what in its time was not measured (`basis`) and what in its size
+    is an estimate or an upper bound (`sizes`)."""
     seconds: float
     steps: int = 0
     parts: dict = field(default_factory=dict)
     basis: list[str] = field(default_factory=list)
+    sizes: list[str] = field(default_factory=list)
 
     @property
     def measured(self) -> bool:
@@ -192,7 +203,7 @@ def method_overhead(times: StepTimes, spec: dict, setting: str) -> tuple[float, 
 def project_run(paths, spec: dict, times: StepTimes, config: dict) -> Projection:
     """Seconds of one training run (a resolved spec) on the table's device, from scratch."""
     shape = backbone_shape(config, spec["backbone"])
-    n, basis = run_examples(paths, spec)
+    n, sizes = run_examples(paths, spec)
     steps = spec["max_steps"] or spec["epochs"] * math.ceil(n / spec["batch_size"])
     measured = times.setting(step_setting(spec))
     if measured is not None:        # this setting's own step, timed at its real shape
@@ -206,11 +217,14 @@ def project_run(paths, spec: dict, times: StepTimes, config: dict) -> Projection
     write_s = times.evaluation("best_write_ms") / 1000 * ratio
     kept = "best_snapshot_ms" in times.table["evaluation"]     # the best model kept on the device
     keep_s = times.evaluation("best_snapshot_ms") / 1000 * ratio if kept else write_s
+    measured_checkpoint = times.table["evaluation"].get("checkpoint_ms")
+    checkpoint_s = (measured_checkpoint / 1000 * ratio if measured_checkpoint is not None
+                    else (CHECKPOINT_WRITES + kept) * write_s)      # measured, else counted in best-model writes
     parts = {"startup": startup_s(times, "training"), "steps": steps * step.ms * overhead / 1000,
              "dev": evals * (times.evaluation("dev_ms") / 1000 * ratio + keep_s) + (write_s if kept else 0.0),
-             "checkpoints": checkpoints * (CHECKPOINT_WRITES + kept) * write_s}
+             "checkpoints": checkpoints * checkpoint_s}
     return Projection(sum(parts.values()), steps, {**parts, "step_ms": step.ms * overhead},
-                      basis + step.basis + method_basis)
+                      step.basis + method_basis + startup_basis(times, "training"), sizes)
 
 
 def train_runtime_minutes(projection: Projection, runs_per_gpu: int = 1, sharing: float = 1.0) -> int:
@@ -221,11 +235,11 @@ def train_runtime_minutes(projection: Projection, runs_per_gpu: int = 1, sharing
     return int(min(RUNTIME_CAP_MIN, max(RUNTIME_FLOOR_MIN, math.ceil(RUNTIME_FACTOR * minutes + RUNTIME_EXTRA_MIN))))
 
 
-def project_embedding(times: StepTimes, shape: dict, sentences: int, basis=(), precision: str = "bf16") -> Projection:
+def project_embedding(times: StepTimes, shape: dict, sentences: int, sizes=(), precision: str = "bf16") -> Projection:
     """Embedding `sentences` sentences in one job: its start-up, then the sentences at the table's measured
     bf16 rate (`embedding`, an evaluation's default on a GPU), or at the STS-B dev evaluation's rate (batches of
     128) for `precision` fp32 (the index) or where no bf16 rate was measured (the basis says so)."""
-    rate, basis = times.table.get("embedding"), list(basis)
+    rate, basis = times.table.get("embedding"), startup_basis(times)
     if precision == "bf16" and rate:
         ms = float(rate["ms_per_sentence"])
     else:
@@ -234,13 +248,13 @@ def project_embedding(times: StepTimes, shape: dict, sentences: int, basis=(), p
             basis.append("embedding at the STS-B dev evaluation's rate (no evaluation embedding rate measured)")
     ms *= _flop_ratio(times, shape)
     return Projection(startup_s(times) + sentences * ms / 1000, 0, {"sentences": sentences, "ms_per_sentence": ms},
-                      basis)
+                      basis, list(sizes))
 
 
 def project_suite(times: StepTimes, shape: dict, suite: str) -> Projection:
     """An evaluation suite's embeddings; its classifiers and K-means run on the CPU and are not counted."""
-    n, basis = _count("suite_sentences", suite)
-    return project_embedding(times, shape, n, basis)
+    n, sizes = _count("suite_sentences", suite)
+    return project_embedding(times, shape, n, sizes)
 
 
 def project_glue(times: StepTimes, shape: dict, tasks, max_steps: int | None, rdrop: bool) -> Projection:
@@ -249,11 +263,11 @@ def project_glue(times: StepTimes, shape: dict, tasks, max_steps: int | None, rd
     measured GLUE step of the widest bucket (`glue`: pairs of at most 128 tokens, an upper bound), with R-drop's
     second pass where asked. A table without it counts the steps as SimCSE steps of 32 x 128 tokens (R-drop
     twice that) and says so."""
-    tasks, steps, basis = list(tasks), 0, []
+    tasks, steps, basis, sizes = list(tasks), 0, startup_basis(times), []
     for task in tasks:
         n, b = _count("glue_train", task)
         steps += max_steps or max(1, math.ceil(GLUE_EPOCHS * math.ceil(n / GLUE_BATCH)))
-        basis += b
+        sizes += b
     step, once = times.glue_step(shape, rdrop), 0.0
     if step is None:
         basis.append(f"GLUE steps as SimCSE steps of {GLUE_BATCH} x {GLUE_LENGTH} tokens")
@@ -263,14 +277,13 @@ def project_glue(times: StepTimes, shape: dict, tasks, max_steps: int | None, rd
         once = len(tasks) * times.glue_task_s(shape, rdrop)
     start = startup_s(times)
     return Projection(start + once + steps * step.ms / 1000, steps, {"step_ms": step.ms, "startup": start,
-                                                                     "tasks_once": once}, basis + step.basis)
+                                                                     "tasks_once": once}, basis + step.basis, sizes)
 
 
 def project_index(times: StepTimes, shape: dict, corpus: str) -> Projection:
     """CARDS's retrieval index: the corpus embedded, then the exact top-k, whose work grows with rows^2."""
-    n, basis = _count("examples", corpus)
+    n, sizes = _count("examples", corpus)
     embed = project_embedding(times, shape, n, precision="fp32")      # the index embeds in fp32 (its neighbours)
     knn = times.evaluation("knn_s") * (n / times.evaluation("knn_rows")) ** 2
-    return Projection(embed.seconds + knn, 0, {"sentences": n, "knn_s": knn},
-                      basis + (["top-k time scaled by rows^2 from the measured one"] if n != times.evaluation("knn_rows")
-                               else []))
+    scaled = ["top-k time scaled by rows^2 from the measured one"] if n != times.evaluation("knn_rows") else []
+    return Projection(embed.seconds + knn, 0, {"sentences": n, "knn_s": knn}, embed.basis + scaled, sizes)

@@ -19,7 +19,8 @@ A table (YAML; `python -m sentaug.workflow.step_times --device h200 A.json B.jso
       dev_ms: 327.5                     best-model write, one copy of the best model kept on the device
       dev_sentences: 2909               (optional), and the exact top-k of `knn_rows` vectors
       best_write_ms: 516.8
-      best_snapshot_ms: 4.3
+      best_snapshot_ms: 4.3              (dev_ms and checkpoint_ms, a resumable checkpoint's writes, may come
+      checkpoint_ms: 3637               from a paper-length run's log: benchmarks/gpu_paper_run.py)
       knn_s: 58.31
       knn_rows: 1000000
     glue:                               optional (benchmarks/gpu_glue_eval.py): a GLUE fine-tuning step of a
@@ -331,6 +332,11 @@ def table_from_benchmark(paths, device_name: str | None = None, source: str | No
                 keep(settings, key, {"ms": round(row["ms"], 3), "path": row["path"], "from": name}, "ms")
         if data.get("startup_and_end_s") is not None and data.get("returncode") == 0:    # gpu_paper_run.py
             startup["training_s"] = max(startup.get("training_s", 0.0), data["startup_and_end_s"])
+            parts = run_parts(data["log_elapsed"], data.get("eval_steps", 125), data.get("save_steps", 5000))
+            if parts["dev_ms"] < evaluation.get("dev_ms", math.inf):     # the trainer's own dev evaluation
+                evaluation["dev_ms"] = parts["dev_ms"]
+            if parts["checkpoints"]:
+                evaluation["checkpoint_ms"] = parts["checkpoint_ms"]
         if "settings" in data:      # gpu_calibrate.py's GLUE steps of backbones at their real shape
             for key, row in (data.get("glue") or {}).items():
                 if row.get("ms") and row.get("shape") and data.get("args", {}).get("tiny") not in (True, "True"):
@@ -364,6 +370,28 @@ def table_from_benchmark(paths, device_name: str | None = None, source: str | No
             **({"glue": dict(sorted(glue.items()))} if glue else {}),
             **({"embedding": embedding} if embedding else {}), **({"startup": startup} if startup else {}),
             **({"settings": dict(sorted(settings.items()))} if settings else {})}
+
+
+def run_parts(log: list, eval_steps: int, save_steps: int) -> dict:
+    """A training run's time by part, from its log's (step, elapsed seconds) every few steps (`train_log.jsonl`,
+    whose elapsed time is taken before a step's dev evaluation and checkpoint): the mean step over the windows
+    holding neither; a dev evaluation (median) and a checkpoint (median, its evaluation taken off) as what the
+    windows starting at such a step took beyond their steps."""
+    import statistics
+
+    plain, evals, saves = [], [], []
+    for (s0, t0), (s1, t1) in zip(log, log[1:]):
+        if s0 and s0 % save_steps == 0:
+            saves.append((t1 - t0, s1 - s0))
+        elif s0 and s0 % eval_steps == 0:
+            evals.append((t1 - t0, s1 - s0))
+        else:
+            plain.append((t1 - t0, s1 - s0))
+    step = sum(t for t, _ in plain) / sum(n for _, n in plain)
+    dev = statistics.median(t - n * step for t, n in evals) if evals else 0.0
+    save = statistics.median(t - n * step - dev for t, n in saves) if saves else 0.0
+    return {"step_ms": round(1000 * step, 3), "dev_ms": round(1000 * dev, 1), "checkpoint_ms": round(1000 * save, 1),
+            "evaluations": len(evals) + len(saves), "checkpoints": len(saves)}
 
 
 def glue_eval_sections(data: dict, name: str, backbone: str, glue: dict, embedding: dict, startup: dict) -> None:
