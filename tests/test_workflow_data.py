@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 import sentaug.config as sc
-from sentaug.workflow import SUITES, Workflow, data_folders
+from sentaug.evaluate.suites import SUITES
+from sentaug.workflow import Workflow, data_folders
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,16 +1,19 @@
 """Which result files each target reads: the rows of every paper table (`table_inputs`), the panels of
 every figure, the leaderboards' cells and the report pages, as declared in papers/*.yaml. `Workflow` is
-`Paths` plus these: the Snakefile expands its targets from them."""
+`Paths`, `Evaluations` and `JobResources` plus these: the Snakefile expands its targets from them."""
 from __future__ import annotations
 
 from functools import cached_property
 
 from .. import config as sc
+from .evaluations import Evaluations
 from .paths import LEADERBOARD, Paths
+from .resources import JobResources
 
 
-class Workflow(Paths):
-    """`Paths` and the targets of the papers' tables and figures, the leaderboards and the report pages."""
+class Workflow(Paths, Evaluations, JobResources):
+    """Where every output lives (`Paths`), what each evaluation reads (`Evaluations`), what each job asks for
+    (`JobResources`), and the targets of the papers' tables and figures, the leaderboards and the report pages."""
 
     # -- tables ---------------------------------------------------------------------------------------------
     def row_runs(self, paper: str, row: dict) -> list[tuple[str, str, str, int]]:
@@ -152,10 +155,12 @@ class Workflow(Paths):
                        for t in p.get("targets", p["files"])})
 
     def all_figures(self) -> list[str]:
-        return [f"{self.R}/figures/{p}/{f}.pdf" for p, paper in self.papers.items() for f in paper.get("figures", {})]
+        return [self.path("figure", paper=p, figure=f, ext="pdf") for p, paper in self.papers.items()
+                for f in paper.get("figures", {})]
 
     def all_tables(self) -> list[str]:
-        return [f"{self.R}/tables/{p}/{t}.tex" for p, paper in self.papers.items() for t in paper.get("tables", {})]
+        return [self.path("table", paper=p, table=t, ext="tex") for p, paper in self.papers.items()
+                for t in paper.get("tables", {})]
 
     # -- leaderboard ----------------------------------------------------------------------------------------
     @cached_property
@@ -244,7 +249,8 @@ class Workflow(Paths):
         return {**self.scale_meta(spec["backbones"]), "seeds": len(board_seeds(spec, self.scale))}
 
     def comparison_outputs(self) -> list[str]:
-        return [f"{self.R}/tables/compare/{name}.{ext}" for name in self.comparisons for ext in ("tex", "csv", "md")]
+        return [self.path("comparison", name=name, ext=ext) for name in self.comparisons
+                for ext in ("tex", "csv", "md")]
 
     # -- report pages (the entries of `snakemake --report`) ---------------------------------------------------
     def report_pages(self, census: bool = False) -> dict[str, str]:
@@ -253,15 +259,16 @@ class Workflow(Paths):
         pages = {}
         for p, paper in self.papers.items():
             for t in paper.get("tables", {}):
-                pages[f"{self.R}/tables/{p}/{t}.tex"] = f"{self.R}/report/tables/{p}/{t}.html"
+                pages[self.path("table", paper=p, table=t, ext="tex")] = self.path("table_page", paper=p, table=t)
             for f in paper.get("figures", {}):
-                pages[f"{self.R}/figures/{p}/{f}.pdf"] = f"{self.R}/report/figures/{p}/{f}.html"
+                pages[self.path("figure", paper=p, figure=f, ext="pdf")] = self.path("figure_page", paper=p, figure=f)
         if census:
-            pages[f"{self.R}/tables/augmentations.tex"] = f"{self.R}/report/census.html"
+            pages[self.path("census", ext="tex")] = self.path("census_page")
         for board in self.leaderboards:
-            pages[f"{self.R}/tables/{board}.tex"] = f"{self.R}/report/{board}.html"
+            pages[self.path("board_table", board=board, ext="tex")] = self.path("board_page", board=board)
         return pages
 
     def leaderboard_outputs(self) -> list[str]:
-        return [f"{self.R}/{folder}/{board}.{ext}" for board in self.leaderboards
-                for folder, exts in (("tables", ("tex", "csv", "md")), ("figures", ("pdf", "png"))) for ext in exts]
+        return [self.path(pattern, board=board, ext=ext) for board in self.leaderboards
+                for pattern, exts in (("board_table", ("tex", "csv", "md")), ("board_figure", ("pdf", "png")))
+                for ext in exts]
