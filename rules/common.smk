@@ -55,7 +55,6 @@ def run_spec(w):
     return W.run_spec(w.paper, w.backbone, w.method, w.seed)
 
 
-
 onstart:
     drop_local_job_rate_limit(workflow)   # its timers multiply the scheduler's passes (see there)
     # Local jobs as forks of one process that imported torch & co. once (scales.<scale>.job_server; see there).

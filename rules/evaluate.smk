@@ -1,8 +1,9 @@
 # Stage 4: evaluation. A model's result on a suite (sentaug.evaluate.suites: STS by SimCSE's SentEval protocol,
 # STS12-16 "all", STS-B and SICK-R test, unsupervised; transfer, clustering, GLUE, ...) is named by its file
 # (sentaug.workflow.evaluations): one rule for a trained run's results and one for a pre-trained backbone's.
-# Every result of one model is a job of one rule with the model's wildcards: a cluster may group them (their
-# `group:`) to evaluate a model in one job.
+# Every result of one model is a job of one of these two, the model in its wildcards (a run's paper, backbone,
+# method and seed; a backbone's origin and backbone) and the result in {evaluation}: a `group:` keyed by the
+# model's wildcards puts a model's evaluations in one cluster job.
 
 
 rule evaluate_run:

@@ -96,6 +96,14 @@ def test_a_runs_projection_is_steps_evaluations_checkpoints_and_start_up(times, 
     assert cost.train_runtime_minutes(cost.Projection(10 ** 6)) == 2880           # the cap
 
 
+def test_a_runs_steps_are_its_max_steps_or_its_epochs_of_batches():
+    from sentaug.train.run_length import total_steps
+
+    spec = {"max_steps": None, "epochs": 1, "batch_size": 64}
+    assert total_steps(spec, 1_000_000) == 15_625 and total_steps(spec, 1_000_001) == 15_626   # a short last batch
+    assert total_steps({**spec, "epochs": 3}, 100) == 6 and total_steps({**spec, "max_steps": 300}, 10 ** 6) == 300
+
+
 def test_glue_and_index_projections(times):
     bert = {"arch": "bert", **BASE}
     # CoLA 8,551 and MRPC 3,668 examples, 3 epochs at batch 32: 804 + 345 steps of 32 x 128 tokens (4,096:

@@ -15,9 +15,9 @@ LEADERBOARD = "leaderboard"    # the leaderboard's runs: no paper's recipe, at e
 # Changed rows per augmentation in an augmentation analysis (VaSCL Fig. 3b averages 20,000 examples).
 AUGMENTATION_ANALYSIS_SAMPLE = {"demo": 500, "small": 2000, "paper": 20000, "gpu": 2000}
 
-# Every output's path under the results folder {R}, written once. `Paths` fills the fields in (the inputs a job
-# reads, the files a table reads); `Paths.pattern` leaves the fields it is not given as Snakemake wildcards, for a
-# rule's `output:` (rules/*.smk). {scale} is always the workflow's scale.
+# Every output's path under the results folder {R}, written once. `Paths.path` fills the fields in (the inputs a
+# job reads, the files a table reads); `Paths.pattern` leaves the fields it is not given as Snakemake wildcards, for
+# a rule's `output:` (rules/*.smk). {scale} is the workflow's scale unless given.
 PATTERNS = {
     # data (sentaug/data/sources.yaml: a folder per source) and what is derived from it
     "data_folder": "{R}/data/{origin}/{folder}",

@@ -34,9 +34,19 @@ class PlannedJob:
 
 
 def planned_jobs(snakemake_args: list[str], workdir: str | os.PathLike, forceall: bool = False) -> list[PlannedJob]:
-    """The jobs of `snakemake <snakemake_args> -n` run in `workdir`: those that would run, or with `forceall`
-    every job of the targets' DAG. A failed dry run is an error with the end of Snakemake's message."""
-    return _finish(_start(snakemake_args, workdir, forceall))
+    """The jobs of `snakemake <snakemake_args> --dry-run` run in `workdir`: those that would run, or with
+    `forceall` every job of the targets' DAG. A failed dry run is an error with the end of Snakemake's message."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "jobs.json"
+        run = subprocess.run([sys.executable, "-m", __name__, str(out), *snakemake_args, "--dry-run", "--nolock",
+                              *(["--forceall"] if forceall else [])], cwd=workdir, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        if run.returncode != 0 or not out.is_file():
+            message = [line for line in run.stdout.splitlines() if line.strip()][-12:]
+            raise ValueError("Snakemake's dry run failed: " + "\n".join(message))
+        records = json.loads(out.read_text(encoding="utf-8"))
+    return [PlannedJob(r["rule"], r["wildcards"], tuple(r["input"]), tuple(r["output"]), r["threads"], r["resources"])
+            for r in records]
 
 
 def planned_and_new(snakemake_args: list[str], workdir: str | os.PathLike) -> tuple[list[PlannedJob], set[str]]:
@@ -46,28 +56,6 @@ def planned_and_new(snakemake_args: list[str], workdir: str | os.PathLike) -> tu
     if not any((Path(workdir) / f).exists() for job in every for f in job.output):
         return every, {job.key for job in every}
     return every, {job.key for job in planned_jobs(snakemake_args, workdir)}
-
-
-def _start(snakemake_args, workdir, forceall: bool):
-    out = tempfile.NamedTemporaryFile(suffix=".json", delete=False)
-    out.close()
-    cmd = [sys.executable, "-m", __name__, out.name, *snakemake_args, "--dry-run", "--nolock",
-           *(["--forceall"] if forceall else [])]
-    return subprocess.Popen(cmd, cwd=workdir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True), out.name
-
-
-def _finish(started) -> list[PlannedJob]:
-    process, out = started
-    try:
-        log, _ = process.communicate()
-        records = json.loads(Path(out).read_text(encoding="utf-8") or "null")
-    finally:
-        os.unlink(out)
-    if process.returncode != 0 or records is None:
-        message = [line for line in log.splitlines() if line.strip()][-12:]
-        raise ValueError("Snakemake's dry run failed: " + "\n".join(message))
-    return [PlannedJob(r["rule"], r["wildcards"], tuple(r["input"]), tuple(r["output"]), r["threads"], r["resources"])
-            for r in records]
 
 
 class _JobRecords(logging.Handler):
