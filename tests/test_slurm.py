@@ -172,7 +172,8 @@ def test_the_runs_of_a_pair_train_at_once_in_their_slurm_job(sbatch_table4):
     """Each training run's log says which SLURM job it ran in and when it started (sentaug.train.gpu_share);
     it ended when it wrote its summary. The RUNS_PER_GPU runs of each SLURM job overlap in time."""
     results, planned, jobs, details, _ = sbatch_table4
-    gpu_jobs = {j["JobID"] for j in jobs if "gres/gpu=1" in j["AllocTRES"]}
+    gpu_jobs = {j["JobID"] for j in jobs if "gres/gpu=1" in j["AllocTRES"]        # those of training
+                and details[j["JobID"]]["Comment"].startswith("rule_train")}
     by_job = {}
     for log in (results / "logs/train").rglob("*.log"):
         job, start = re.search(r"\[gpu-share\] up to 2 runs share GPU \S+ of SLURM job (\d+); started at (\S+)",
