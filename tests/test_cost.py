@@ -121,6 +121,14 @@ def test_a_setting_measured_at_its_real_shape_replaces_the_extrapolation(times, 
     assert cost.step_setting(paper.run_spec("clear", "roberta-base", "clear_double_mlm", 42)).endswith("/mlmx2+none")
 
 
+def test_a_runs_steps_are_its_max_steps_or_its_epochs_of_batches():
+    from sentaug.train.run_length import total_steps
+
+    spec = {"max_steps": None, "epochs": 1, "batch_size": 64}
+    assert total_steps(spec, 1_000_000) == 15_625 and total_steps(spec, 1_000_001) == 15_626   # a short last batch
+    assert total_steps({**spec, "epochs": 3}, 100) == 6 and total_steps({**spec, "max_steps": 300}, 10 ** 6) == 300
+
+
 def test_glue_and_index_projections(times):
     bert = {"arch": "bert", **BASE}
     # CoLA 8,551 and MRPC 3,668 examples, 3 epochs at batch 32: 804 + 345 steps of 32 x 128 tokens (4,096:

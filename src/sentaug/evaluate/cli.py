@@ -12,11 +12,7 @@ import os
 from pathlib import Path
 
 from ..cli_args import default_pooler, hidden_alias, model_arg, pooler_arg, precision_arg
-
-# The data sources (sentaug/data/sources.yaml) each suite reads, fetched when --data is not given.
-SUITE_SOURCES = {"sts": ["senteval"], "cnsd": ["cnsd"], "transfer": ["transfer"], "clustering": ["clustering"],
-                 "intent": ["intent"], "glue": ["glue"], "cola": ["glue/CoLA"],
-                 "nli": ["nli/anli", "nli/snli_senteval"], "analysis": ["senteval", "clustering", "nli/snli_senteval"]}
+from .suites import SUITES
 
 
 def data_home(origin: str = "official") -> Path:
@@ -27,16 +23,16 @@ def data_home(origin: str = "official") -> Path:
     return Path(root) / origin
 
 
-def suite_data(suite: str, data: str | None, origin: str = "official", tasks=None) -> str:
-    """`data` if given; else the data home, after fetching whichever of the suite's sources it lacks (of GLUE,
-    only the `tasks` asked for: MNLI and QQP alone are hundreds of MB)."""
+def suite_data(suite: str, data: str | None, origin: str = "official", tasks=None, folders=()) -> str:
+    """`data` if given; else the data home, after fetching whichever of the suite's folders (and `folders`) it
+    lacks (of GLUE, only the `tasks` asked for: MNLI and QQP alone are hundreds of MB)."""
     if data:
         return data
     from ..data.download import fetch, load_sources, source_names
 
     home, sources = data_home(origin), load_sources()
-    groups = [f"glue/{t}" for t in _task_list(tasks)] if suite == "glue" and tasks else SUITE_SOURCES[suite]
-    for group in groups:
+    wanted = [f"glue/{t}" for t in _task_list(tasks)] if suite == "glue" and tasks else SUITES[suite]
+    for group in dict.fromkeys(_source_of(folder, sources[origin]) for folder in [*wanted, *folders]):
         for name in source_names(group, origin, sources):
             if not all((home / output).exists() for output in sources[origin][name]["outputs"]):
                 print(f"fetching {name} ({origin}) into {home}", flush=True)
@@ -56,10 +52,18 @@ def _in_precision(handler):
     return run
 
 
-def _resolved(a, suite: str):
+def _source_of(folder: str, sources: dict) -> str:
+    """The source that installs a data folder: the one named after it, else the one listing it among its outputs
+    (`senteval` installs sts/ and sick/), else the folder as a group of sources (glue: glue/CoLA, glue/MNLI, ...)."""
+    if folder in sources:
+        return folder
+    return next((name for name, src in sources.items() if folder in src["outputs"]), folder)
+
+
+def _resolved(a, suite: str, folders=()):
     """The model's pooler and the suite's data folder, as `sentaug evaluate` fills them in (module docstring)."""
     a.pooler = default_pooler(a.model, a.pooler)
-    a.data = suite_data(suite, a.data, a.origin, getattr(a, "tasks", None))
+    a.data = suite_data(suite, a.data, a.origin, getattr(a, "tasks", None), folders)
     return a
 
 
@@ -132,10 +136,13 @@ def cmd_evaluate_analysis(a):
 
 
 def cmd_evaluate_nli(a):
-    a = _resolved(a, "nli")
-    from .nli import evaluate_nli_cli
+    from ..data.triplets import SETS
 
     sets = dict(item.split("=", 1) for item in a.triplets or [])
+    # and the folders of its triplet sets (an unknown one is named by evaluate_nli_cli)
+    a = _resolved(a, "nli", [SETS[name][0] for name in sets.values() if name in SETS])
+    from .nli import evaluate_nli_cli
+
     evaluate_nli_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, sets=sets,
                      anli_splits=tuple(a.anli_splits), iso_sample=a.iso_sample, gh_sample=a.gh_sample, seed=a.seed,
                      batch_size=a.batch_size, device=a.device, scale=a.scale)

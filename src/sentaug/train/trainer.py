@@ -42,6 +42,7 @@ from . import distributed
 from .checkpoint import BestModel, Checkpoints, DivergenceGuard
 from .inputs import FixedShape, StepPreparer, batch_order, mlm_capacity, prepared_steps  # noqa: F401 (batch_order)
 from .method import Method, needs_mlm
+from .run_length import total_steps
 from .sources import training_data
 from .step import LossTally, StepRunner, adamw
 
@@ -180,7 +181,7 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     # on a GPU, no host wait inside a forward (the CPU keeps the padding mask: its results stay bit for bit)
     encoder.use_ready_mask(dev.type == "cuda" and model.config._attn_implementation == "sdpa")
     method = Method(spec, encoder, tokenizer, data, lm_head, index, [TokenTable.load(t) for t in tokens]).to(dev)
-    total = spec["max_steps"] or spec["epochs"] * math.ceil(len(data) / spec["batch_size"])
+    total = total_steps(spec, len(data))
     optimizer = make_optimizer(method, spec, dev, capturable=graph)
     scheduler = lr_schedule(optimizer, total, spec.get("schedule", "linear"))
     evaluator = dev_evaluator(spec, dev_data)

@@ -1,7 +1,8 @@
 """What one job of the workflow costs on a device: a training run, a GLUE fine-tuning, an evaluation, a
 retrieval index. Projected from the step-time table of the device (`sentaug.workflow.step_times`) and the
 sizes of the work (`src/sentaug/resources/workload.yaml`); `sentaug.workflow.bill` adds them up over the
-jobs of a DAG, and `train_runtime_minutes` is what a training job asks SLURM for.
+jobs of a DAG, and `train_runtime_minutes` is what a job on a GPU (a training run, an index, an evaluation) asks
+SLURM for.
 
 A training run of `steps` optimizer steps costs
 
@@ -34,6 +35,7 @@ from pathlib import Path
 import yaml
 
 from ..config import split_variant
+from ..train.run_length import total_steps
 from .step_times import StepTimes, flops_per_token
 
 WORKLOAD = Path(str(resources.files("sentaug") / "resources" / "workload.yaml"))
@@ -44,7 +46,7 @@ WORKLOAD = Path(str(resources.files("sentaug") / "resources" / "workload.yaml"))
 STARTUP_S = 30.0
 # Writing a resumable checkpoint writes the model and AdamW's two moments: three best-model writes.
 CHECKPOINT_WRITES = 3
-# The runtime a training job asks SLURM for: the projection times RUNTIME_FACTOR plus RUNTIME_EXTRA_MIN, at least
+# The runtime a GPU job asks SLURM for: the projection times RUNTIME_FACTOR plus RUNTIME_EXTRA_MIN, at least
 # RUNTIME_FLOOR_MIN (queue start-up, a slow node) and at most RUNTIME_CAP_MIN (a common GPU partition limit; a
 # longer run resumes from its last checkpoint when requeued: profiles/slurm restarts a job once).
 RUNTIME_FACTOR, RUNTIME_EXTRA_MIN, RUNTIME_FLOOR_MIN, RUNTIME_CAP_MIN = 1.5, 10, 15, 2880
@@ -123,7 +125,7 @@ def run_examples(paths, spec: dict) -> tuple[int, list[str]]:
     caches' stats, else all lines, an upper bound)."""
     if spec["positive"]["source"] == "nli":
         name = spec["positive"]["triplets"]
-        stats = Path(paths.triplets_file(name)).with_suffix(".json")
+        stats = Path(paths.triplets_stats_file(name))
         if stats.is_file():
             return int(json.loads(stats.read_text())["n"]), []
         sizes = [_count("examples", part) for part in name.split(".as_")]
@@ -204,7 +206,7 @@ def project_run(paths, spec: dict, times: StepTimes, config: dict) -> Projection
     """Seconds of one training run (a resolved spec) on the table's device, from scratch."""
     shape = backbone_shape(config, spec["backbone"])
     n, sizes = run_examples(paths, spec)
-    steps = spec["max_steps"] or spec["epochs"] * math.ceil(n / spec["batch_size"])
+    steps = total_steps(spec, n)
     measured = times.setting(step_setting(spec))
     if measured is not None:        # this setting's own step, timed at its real shape
         step, overhead, method_basis = measured, 1.0, []
@@ -228,8 +230,8 @@ def project_run(paths, spec: dict, times: StepTimes, config: dict) -> Projection
 
 
 def train_runtime_minutes(projection: Projection, runs_per_gpu: int = 1, sharing: float = 1.0) -> int:
-    """The runtime (minutes) a training job asks SLURM for: its projection with the safety margin, each of
-    `runs_per_gpu` runs sharing a GPU taking runs_per_gpu / `sharing` times as long (sharing: the measured
+    """The runtime (minutes) a job on a GPU asks SLURM for: its projection with the safety margin; for training,
+    each of `runs_per_gpu` runs sharing a GPU taking runs_per_gpu / `sharing` times as long (sharing: the measured
     gain in runs per hour; 1 when not measured)."""
     minutes = projection.seconds / 60 * runs_per_gpu / sharing
     return int(min(RUNTIME_CAP_MIN, max(RUNTIME_FLOOR_MIN, math.ceil(RUNTIME_FACTOR * minutes + RUNTIME_EXTRA_MIN))))

@@ -1,17 +1,20 @@
 """Which result files each target reads: the rows of every paper table (`table_inputs`), the panels of
 every figure, the leaderboards' cells and the report pages, as declared in papers/*.yaml. `Workflow` is
-`Paths` plus these: the Snakefile expands its targets from them."""
+`Paths`, `Evaluations` and `JobResources` plus these: the Snakefile expands its targets from them."""
 from __future__ import annotations
 
 from functools import cached_property
 
 from .. import config as sc
 from ..choices import UnknownName
+from .evaluations import Evaluations
 from .paths import LEADERBOARD, Paths
+from .resources import JobResources
 
 
-class Workflow(Paths):
-    """`Paths` and the targets of the papers' tables and figures, the leaderboards and the report pages."""
+class Workflow(Paths, Evaluations, JobResources):
+    """Where every output lives (`Paths`), what each evaluation reads (`Evaluations`), what each job asks for
+    (`JobResources`), and the targets of the papers' tables and figures, the leaderboards and the report pages."""
 
     # -- the papers' declarations (a target's wildcards name them) ------------------------------------------
     def table_spec(self, paper: str, table: str) -> dict:
@@ -172,14 +175,14 @@ class Workflow(Paths):
 
     def figure_output(self, paper: str, figure: str) -> str:
         """A paper figure's .pdf (its .png and .csv beside it)."""
-        return f"{self.R}/figures/{paper}/{figure}.pdf"
+        return self.path("figure", paper=paper, figure=figure, ext="pdf")
 
     def all_figures(self) -> list[str]:
         return [self.figure_output(p, f) for p, paper in self.papers.items() for f in paper.get("figures", {})]
 
     def table_output(self, paper: str, table: str) -> str:
         """A paper table's .tex (its .csv beside it)."""
-        return f"{self.R}/tables/{paper}/{table}.tex"
+        return self.path("table", paper=paper, table=table, ext="tex")
 
     def all_tables(self) -> list[str]:
         return [self.table_output(p, t) for p, paper in self.papers.items() for t in paper.get("tables", {})]
@@ -271,7 +274,8 @@ class Workflow(Paths):
         return {**self.scale_meta(spec["backbones"]), "seeds": len(board_seeds(spec, self.scale))}
 
     def comparison_outputs(self) -> list[str]:
-        return [f"{self.R}/tables/compare/{name}.{ext}" for name in self.comparisons for ext in ("tex", "csv", "md")]
+        return [self.path("comparison", name=name, ext=ext) for name in self.comparisons
+                for ext in ("tex", "csv", "md")]
 
     # -- report pages (the entries of `snakemake --report`) ---------------------------------------------------
     def report_pages(self, census: bool = False) -> dict[str, str]:
@@ -280,15 +284,16 @@ class Workflow(Paths):
         pages = {}
         for p, paper in self.papers.items():
             for t in paper.get("tables", {}):
-                pages[self.table_output(p, t)] = f"{self.R}/report/tables/{p}/{t}.html"
+                pages[self.table_output(p, t)] = self.path("table_page", paper=p, table=t)
             for f in paper.get("figures", {}):
-                pages[self.figure_output(p, f)] = f"{self.R}/report/figures/{p}/{f}.html"
+                pages[self.figure_output(p, f)] = self.path("figure_page", paper=p, figure=f)
         if census:
-            pages[f"{self.R}/tables/augmentations.tex"] = f"{self.R}/report/census.html"
+            pages[self.path("census", ext="tex")] = self.path("census_page")
         for board in self.leaderboards:
-            pages[f"{self.R}/tables/{board}.tex"] = f"{self.R}/report/{board}.html"
+            pages[self.path("board_table", board=board, ext="tex")] = self.path("board_page", board=board)
         return pages
 
     def leaderboard_outputs(self) -> list[str]:
-        return [f"{self.R}/{folder}/{board}.{ext}" for board in self.leaderboards
-                for folder, exts in (("tables", ("tex", "csv", "md")), ("figures", ("pdf", "png"))) for ext in exts]
+        return [self.path(pattern, board=board, ext=ext) for board in self.leaderboards
+                for pattern, exts in (("board_table", ("tex", "csv", "md")), ("board_figure", ("pdf", "png")))
+                for ext in exts]
