@@ -562,7 +562,7 @@ MISTAKES = [
     (["sentaug", "cost", "results/tables/sda/tabel4.tex"],
      f"sentaug cost: error: unknown table 'tabel4' of paper 'sda' (did you mean 'table4'?); valid: {SDA_TABLES}"),
     (["sentaug", "evaluate", "stss", "--model", "m", "--out", "{tmp}/o.json"],
-     "sentaug evaluate: error: argument SUITE: unknown suite 'stss' (did you mean 'sts'?); valid: sts, cnsd, "
+     "sentaug evaluate: error: argument SUITE: unknown suite 'stss' (did you mean 'sts'?); valid: sts, suites, cnsd, "
      "transfer, clustering, intent, glue, analysis, nli, cola"),
     (["sentaug", "list", "method"], "sentaug list: error: argument KIND: unknown kind 'method' (did you mean "
                                     "'methods'?); valid: methods, tables, figures, augmentations"),

@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from .. import config as sc
-from ..choices import unknown
+from ..choices import Mistake, unknown
 from . import cost
 from .jobs import EVAL, GLUE, TRAIN, rule_kind
 from .planned import PlannedJob, planned_and_new
@@ -87,6 +87,8 @@ def _dag(targets: list[str], configfiles, overrides: dict, workdir: Path) -> tup
         yaml.safe_dump(overrides, f)
     try:
         return planned_and_new([*targets, "--configfile", *map(str, configfiles), f.name], workdir)
+    except Mistake:             # a mistyped target: our answer alone
+        raise
     except ValueError as e:     # Snakemake's own message names what it could not resolve
         raise ValueError(f"cannot resolve {' '.join(targets)}: {str(e).rstrip('.')}. Targets are `all`, a table "
                          f"(<results>/tables/<paper>/<table>.tex), a figure (<results>/figures/<paper>/"

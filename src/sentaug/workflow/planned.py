@@ -17,6 +17,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..choices import Answer, Mistake
+
+ANSWERED = 3        # the dry run's exit status when a user's mistake was answered (the answer in <out.json>)
+
 
 @dataclass(frozen=True)
 class PlannedJob:
@@ -41,6 +45,8 @@ def planned_jobs(snakemake_args: list[str], workdir: str | os.PathLike, forceall
         run = subprocess.run([sys.executable, "-m", __name__, str(out), *snakemake_args, "--dry-run", "--nolock",
                               *(["--forceall"] if forceall else [])], cwd=workdir, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
+        if run.returncode == ANSWERED:      # a mistake in the user's names: its answer alone
+            raise Mistake(out.read_text(encoding="utf-8"))
         if run.returncode != 0 or not out.is_file():
             message = [line for line in run.stdout.splitlines() if line.strip()][-12:]
             raise ValueError("Snakemake's dry run failed: " + "\n".join(message))
@@ -80,7 +86,8 @@ class _JobRecords(logging.Handler):
 
 def main(argv: list[str]) -> int:
     """`python -m sentaug.workflow.planned <out.json> <snakemake arguments>`: run Snakemake's command line in this
-    process and write the jobs it logs to <out.json> (nothing when it fails)."""
+    process and write the jobs it logs to <out.json> (nothing when it fails; a user's mistake answered: its
+    answer, with exit status ANSWERED)."""
     from snakemake.cli import main as snakemake_main
 
     out, args = argv[0], argv[1:]
@@ -89,6 +96,9 @@ def main(argv: list[str]) -> int:
     try:
         snakemake_main(args)
         code = 0
+    except Answer as e:
+        Path(out).write_text(e.message, encoding="utf-8")
+        return ANSWERED
     except SystemExit as e:
         code = e.code or 0
     if code == 0:
