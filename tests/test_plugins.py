@@ -39,7 +39,7 @@ def site(tmp_path, monkeypatch):
     """A folder on sys.path to install plugins into, and a registry that forgets them afterwards."""
     registry.names()                                  # the built-in families, imported once for good
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    monkeypatch.setattr(registry, "_loaded", False)   # the next lookup reads the entry points again
+    monkeypatch.setattr(registry._PLUGINS, "loaded", False)   # the next lookup reads the entry points again
     folder = tmp_path / "site"
     folder.mkdir()
     monkeypatch.syspath_prepend(str(folder))

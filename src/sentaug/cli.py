@@ -15,7 +15,7 @@ import os
 import sys
 
 from . import __version__
-from .augment.registry import PluginError
+from .plugins import PluginError
 from .catalog import add_list_command
 from .cli_args import Parser, hidden_alias, load_spec, model_arg, pooler_arg, spec_arg
 from .docgen import add_docs_command
