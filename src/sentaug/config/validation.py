@@ -1,0 +1,101 @@
+"""The configuration's validation: config.yaml (and any --configfile) against the schema
+(`resources/config.schema.yaml`), then the names that refer to other sections (backbones, augmentations,
+methods, papers), so that a typo fails before any job runs, with the key in the message."""
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+SCHEMA_PATH = Path(str(resources.files("sentaug") / "resources" / "config.schema.yaml"))
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing, unknown or inconsistent; the message names the key."""
+
+
+def load_yaml(path: str | os.PathLike) -> dict:
+    with open(path, encoding="utf-8") as f:  # libyaml's safe loader when available: the same result, faster
+        return yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+
+
+def validate(config: dict) -> None:
+    """Schema validation (with the offending key in the message) plus cross-reference checks."""
+    import jsonschema
+
+    schema = load_yaml(SCHEMA_PATH)
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config), key=lambda e: list(e.path))
+    if errors:
+        e = errors[0]
+        where = ".".join(str(p) for p in e.path) or "<top level>"
+        raise ConfigError(f"config key '{where}': {e.message}")
+    check_references(config)
+
+
+def check_references(config: dict) -> None:
+    """Names that refer to other sections must exist (a typo should fail before any job runs), and every declared
+    augmentation's operation must be registered (`check_augmentation_ops`)."""
+    check_augmentation_ops(config)
+    for scale, s in config["scales"].items():
+        for paper_bb, stand_in in s["backbones"].items():
+            for name in (paper_bb, stand_in):
+                if name not in config["backbones"]:
+                    raise ConfigError(f"config key 'scales.{scale}.backbones': unknown backbone '{name}'")
+        for key in ("masked_lm", "seq2seq"):
+            if key in s and s[key] not in config["backbones"]:
+                raise ConfigError(f"config key 'scales.{scale}.{key}': unknown backbone '{s[key]}'")
+    for name, m in config["methods"].items():
+        _check_method_references(config, name, m)
+    for name, aset in (config.get("augmentation_sets") or {}).items():
+        for scale, subset in [(None, aset["augmentations"]), *(aset.get("scales") or {}).items()]:
+            key = f"augmentation_sets.{name}" + (f".scales.{scale}" if scale else ".augmentations")
+            unknown = [a for a in subset if a not in config["augmentations"]]
+            if unknown:
+                raise ConfigError(f"config key '{key}': unknown augmentation '{unknown[0]}'")
+            if scale and scale not in config["scales"]:
+                raise ConfigError(f"config key '{key}': unknown scale '{scale}'")
+    for target in config.get("add_rows") or {}:
+        if target != "leaderboard" and target.partition("/")[0] not in config["papers"]:
+            raise ConfigError(f"config key 'add_rows.{target}': not 'leaderboard' or '<paper>/<table>' of a paper "
+                              f"of config key 'papers' ({', '.join(config['papers'])})")
+    for name, b in config["backbones"].items():
+        needed = {"hub": ["id"], "package": ["package"], "random": ["arch", "tokenizer", "size"]}[b["source"]]
+        for key in needed:
+            if key not in b:
+                raise ConfigError(f"config key 'backbones.{name}.{key}' is required for source '{b['source']}'")
+
+
+def _check_method_references(config: dict, name: str, m: dict) -> None:
+    pos = m["positive"]
+    used = [("positive.augmentation", pos.get("augmentation"))] if pos["source"] in ("cache", "two_views") else []
+    used += [("augmented_view", a) for a in m.get("augmented_view") or []]
+    negatives = m.get("negatives")
+    if isinstance(negatives, dict) and negatives.get("source") == "cache":
+        if "augmentation" not in negatives:
+            raise ConfigError(f"config key 'methods.{name}.negatives.augmentation' is required for source 'cache'")
+        used.append(("negatives.augmentation", negatives["augmentation"]))
+    for key, aug in used:
+        if aug not in config["augmentations"]:
+            raise ConfigError(f"config key 'methods.{name}.{key}': unknown augmentation '{aug}'; declared "
+                              f"(config key augmentations): {', '.join(sorted(config['augmentations']))}")
+
+
+def augment_modules(config: dict) -> list[str]:
+    """The modules config key `augment.modules` names: plugins that register augmentations, imported by name."""
+    return list((config.get("augment") or {}).get("modules") or [])
+
+
+def check_augmentation_ops(config: dict) -> None:
+    """Every declared augmentation's `op` is registered: built in, by an installed plugin (an entry point) or by a
+    module of `augment.modules` (imported here; a plugin that fails to import raises its PluginError)."""
+    from ..augment import registry
+
+    registry.load_modules(augment_modules(config))
+    known = registry.names()
+    for name, declared in config["augmentations"].items():
+        if declared["op"] not in known:
+            raise ConfigError(f"config key 'augmentations.{name}.op': unknown augmentation '{declared['op']}'; "
+                              f"registered: {', '.join(known)}")
+
