@@ -134,9 +134,10 @@ def _positives(w):
 def _index(w):
     """CARDS' retrieval index: built with the frozen backbone this run starts from, pooled as it evaluates."""
     spec = run_spec(w)
-    if spec["negatives"]["source"] != "retrieved":
+    index = sc.method_index(spec)      # the index its parts read (sentaug.parts), if any
+    if index is None:
         return []
-    return f"{R}/index/{spec['corpus']}/{w.backbone}/{spec['eval_pooler']}/k{spec['negatives'].get('k', 64)}.npz"
+    return f"{R}/index/{spec['corpus']}/{w.backbone}/{spec['eval_pooler']}/k{index['k']}.npz"
 
 
 def _tokens(w):

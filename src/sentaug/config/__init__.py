@@ -9,14 +9,15 @@ changed. Every name is importable from `sentaug.config` itself.
 from .papers import ADDED_MARK, ADDED_NOTE, STS_COLUMNS, add_table_rows, added_rows, iter_rows, load_paper
 from .scales import (augmentation_backbone, augmentation_call, augmentation_language, augmentation_set,
                      backbone_language, mirror_dir, model_mirror_dir, scale_settings, stand_in)
-from .spec import METHOD_KEYS, method_caches, nli_triplet_set, spec_digest, train_spec
+from .spec import METHOD_KEYS, method_caches, method_index, spec_digest, train_spec
 from .validation import (SCHEMA_PATH, ConfigError, augment_modules, check_augmentation_ops, check_references,
-                         load_yaml, validate)
+                         load_plugins, load_yaml, part_modules, validate)
 from .variants import VARIANT_SEP, get_setting, is_method, method_config, split_variant, variant_name
 
 __all__ = ["ADDED_MARK", "ADDED_NOTE", "STS_COLUMNS", "add_table_rows", "added_rows", "iter_rows", "load_paper",
            "augmentation_backbone", "augmentation_call", "augmentation_language", "augmentation_set",
            "backbone_language", "mirror_dir", "model_mirror_dir", "scale_settings", "stand_in", "METHOD_KEYS",
-           "method_caches", "nli_triplet_set", "spec_digest", "train_spec", "SCHEMA_PATH", "ConfigError",
-           "augment_modules", "check_augmentation_ops", "check_references", "load_yaml", "validate", "VARIANT_SEP",
-           "get_setting", "is_method", "method_config", "split_variant", "variant_name"]
+           "method_caches", "method_index", "spec_digest", "train_spec", "SCHEMA_PATH", "ConfigError",
+           "augment_modules", "check_augmentation_ops", "check_references", "load_plugins", "load_yaml",
+           "part_modules", "validate", "VARIANT_SEP", "get_setting", "is_method", "method_config", "split_variant",
+           "variant_name"]

@@ -6,6 +6,7 @@ import copy
 import hashlib
 import json
 
+from .. import parts
 from .scales import augmentation_language, backbone_language, scale_settings, stand_in
 from .validation import ConfigError
 from .variants import method_config
@@ -30,8 +31,8 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
     recipe < the paper's recipe for that backbone < that recipe's `methods: {method: {...}}` entry (for a
     paper whose methods differ, e.g. VaSCL: SimCSE at 3e-5 but VaSCL's backbone at 5e-6; a backbone-wide
     rate alone would override the method's own). The method's composition (positive and negative sources,
-    contrastive loss, head, augmented view, objectives) is copied as declared; a cached positive carries its
-    augmentation's settings.
+    contrastive loss, head, augmented view, objectives) is copied as declared, the sources as each resolves
+    itself (`sentaug.parts.Part.resolve`: a cached positive carries its augmentation's settings).
     """
     scale = scale or config["scale"]
     s = scale_settings(config, scale)
@@ -46,23 +47,21 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
         layers += [recipe, by_method]
     hp = _merge(config["train"], *layers)
     hp["batch_size"] *= hp.pop("batch_multiplier", 1)   # e.g. CLEAR's double-batch baseline, at any scale
-    positive = dict(m["positive"])
-    if positive["source"] in ("cache", "two_views"):
-        positive.update(config["augmentations"][positive["augmentation"]])
-    negatives = m.get("negatives", "in_batch")
+    composition = _compose(m, method)
     language = backbone_language(config, backbone)
     corpus = s["corpus"] if language == "en" else s.get(f"corpus_{language}")
     if corpus is None:
         raise ConfigError(f"backbone '{backbone}' ({language}) needs 'scales.{scale}.corpus_{language}'")
-    for aug, _ in method_caches({"seed": seed, "positive": positive, "augmented_view": m.get("augmented_view")}):
+    for aug, _ in composition.caches(seed):
         if augmentation_language(config, aug) != language:
             raise ConfigError(f"method '{method}' on backbone '{backbone}' ({language}): augmentation '{aug}' "
                               f"applies to {augmentation_language(config, aug)} text")
-    if positive["source"] == "nli":
-        positive["triplets"] = corpus = nli_triplet_set(config, positive, scale)
-    negatives = {"source": negatives} if isinstance(negatives, str) else dict(negatives)
-    if negatives["source"] == "cache":   # its settings ride along, so that changing them retrains
-        negatives["settings"] = dict(config["augmentations"][negatives["augmentation"]])
+    try:    # the parts' entries: a cached positive carries its augmentation's settings, an nli one its triplets
+        resolved = parts.resolve(m, config, scale)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    positive, negatives = resolved["positive"], resolved["negatives"]
+    corpus = composition.positive.corpus(positive, corpus)
     return {
         "scale": scale,
         "paper_backbone": backbone,
@@ -79,38 +78,25 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
     }
 
 
-def nli_triplet_set(config: dict, positive: dict, scale: str | None = None) -> str:
-    """The triplet file (its name under results/nli/<origin>/) of an `nli` positive at this scale: the scale's
-    `nli_sets` entry for `positive.data` (nli: SNLI + MNLI, anli: ANLI), sampled down to the size of the
-    `positive.sample_as` set when one is named (`<set>.as_<other set>`)."""
-    sets = scale_settings(config, scale).get("nli_sets") or {}
-    wanted = [("data", positive.get("data", "nli"))]
-    if positive.get("sample_as"):
-        wanted.append(("sample_as", positive["sample_as"]))
-    for key, data in wanted:
-        if data not in sets:
-            raise ConfigError(f"config key 'scales.{scale or config['scale']}.nli_sets' has no '{data}' "
-                              f"(positive.{key} of an nli method)")
-    return ".as_".join(sets[data] for _, data in wanted)
-
-
 def spec_digest(spec: dict) -> str:
     """A run's identity: the hash of its resolved spec (checkpoints and spec files are keyed by it)."""
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def method_caches(spec: dict) -> list[tuple[str, int]]:
-    """The (augmentation, seed) caches a run reads, in the order `sentaug train --positives` takes them.
+    """The (augmentation, seed) caches a run reads, in the order `sentaug train --positives` takes them
+    (`sentaug.parts.Composition.caches`: the positive's, the augmented view's, the other parts'; CLEAR's two views
+    are one augmentation under two seeds, the run's seed and seed + 100)."""
+    return _compose(spec).caches(spec["seed"])
 
-    CLEAR's two views are the same augmentation under two seeds: the run's seed and seed + 100. A cached
-    negative source comes last."""
-    seed, positive = spec["seed"], spec["positive"]
-    caches = []
-    if positive["source"] == "cache":
-        caches.append((positive["augmentation"], seed))
-    elif positive["source"] == "two_views":
-        caches += [(positive["augmentation"], seed), (positive["augmentation"], seed + 100)]
-    caches += [(a, seed) for a in spec.get("augmented_view") or []]
-    if spec.get("negatives", {}).get("source") == "cache":     # AugCSE Table 1: cached hard negatives
-        caches.append((spec["negatives"]["augmentation"], seed))
-    return caches
+
+def method_index(spec: dict) -> dict | None:
+    """The retrieval index a run reads ({"k": neighbours}; CARDS's retrieved negatives), None when it reads none."""
+    return _compose(spec).index
+
+
+def _compose(method: dict, name: str | None = None) -> parts.Composition:
+    try:
+        return parts.compose(method, name)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None

@@ -3,12 +3,18 @@
 methods, papers), so that a typo fails before any job runs, with the key in the message."""
 from __future__ import annotations
 
+import functools
 import os
 from importlib import resources
 from pathlib import Path
 
 import yaml
 
+from .. import parts
+
+# The schema of everything but a method's parts, whose entries (`methods.<name>.positive`, ...) come from the
+# registered parts and their settings (`config_schema`); the file holds their outline, enough for Snakemake's own
+# check of the file, and `check_references` checks each method against the complete schema.
 SCHEMA_PATH = Path(str(resources.files("sentaug") / "resources" / "config.schema.yaml"))
 
 
@@ -23,20 +29,62 @@ def load_yaml(path: str | os.PathLike) -> dict:
 
 def validate(config: dict) -> None:
     """Schema validation (with the offending key in the message) plus cross-reference checks."""
+    load_plugins(config)
+    first_error(_validator(_parts_registered(), methods_only=False), config, "")
+    check_references(config)
+
+
+def first_error(validator, instance, prefix: str) -> None:
+    """ConfigError naming the key of the first schema error of `instance` (its keys below `prefix`), if any."""
+    errors = sorted(validator.iter_errors(instance), key=lambda e: list(e.path))
+    if errors:
+        e = errors[0]
+        where = ".".join([prefix] * bool(prefix) + [str(p) for p in e.path]) or "<top level>"
+        raise ConfigError(f"config key '{where}': {e.message}")
+
+
+def method_validator():
+    """The schema of one method declaration, with the registered parts (a method variant is checked with it)."""
+    return _validator(_parts_registered(), methods_only=True)
+
+
+def _parts_registered() -> tuple:
+    return tuple(tuple(parts.names(kind)) for kind in parts.KINDS)
+
+
+@functools.lru_cache(maxsize=4)
+def _validator(registered: tuple, methods_only: bool):
+    """The schema with the method parts registered now (`registered`: their names, which a plugin changes), parsed
+    once (variants are checked for every job of a DAG)."""
     import jsonschema
 
     schema = load_yaml(SCHEMA_PATH)
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(config), key=lambda e: list(e.path))
-    if errors:
-        e = errors[0]
-        where = ".".join(str(p) for p in e.path) or "<top level>"
-        raise ConfigError(f"config key '{where}': {e.message}")
-    check_references(config)
+    method = schema["properties"]["methods"]["additionalProperties"]
+    method["properties"].update(parts.method_schema())
+    if methods_only:
+        schema = {**method, "$defs": schema["$defs"]}
+    return jsonschema.Draft202012Validator(schema)
+
+
+def part_modules(config: dict) -> list[str]:
+    """The modules config key `parts.modules` names: plugins that register method parts, imported by name."""
+    return list((config.get("parts") or {}).get("modules") or [])
+
+
+def load_plugins(config: dict) -> None:
+    """Import the plugin modules the configuration names (`augment.modules`, `parts.modules`; installed plugins
+    are imported on the first lookup): a plugin that fails to import raises its PluginError."""
+    from ..augment import registry
+
+    registry.load_modules(augment_modules(config))
+    parts.load_modules(part_modules(config))
 
 
 def check_references(config: dict) -> None:
     """Names that refer to other sections must exist (a typo should fail before any job runs), and every declared
-    augmentation's operation must be registered (`check_augmentation_ops`)."""
+    augmentation's operation must be registered (`check_augmentation_ops`), and every method's parts (checked
+    against the registered ones)."""
+    load_plugins(config)
     check_augmentation_ops(config)
     for scale, s in config["scales"].items():
         for paper_bb, stand_in in s["backbones"].items():
@@ -68,14 +116,13 @@ def check_references(config: dict) -> None:
 
 
 def _check_method_references(config: dict, name: str, m: dict) -> None:
-    pos = m["positive"]
-    used = [("positive.augmentation", pos.get("augmentation"))] if pos["source"] in ("cache", "two_views") else []
-    used += [("augmented_view", a) for a in m.get("augmented_view") or []]
-    negatives = m.get("negatives")
-    if isinstance(negatives, dict) and negatives.get("source") == "cache":
-        if "augmentation" not in negatives:
-            raise ConfigError(f"config key 'methods.{name}.negatives.augmentation' is required for source 'cache'")
-        used.append(("negatives.augmentation", negatives["augmentation"]))
+    """A method's parts against the registered ones (their settings, whether they go together) and the
+    augmentations they name against config key `augmentations`."""
+    first_error(method_validator(), m, f"methods.{name}")
+    try:
+        used = parts.augmentation_references({**m, "method": name})
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
     for key, aug in used:
         if aug not in config["augmentations"]:
             raise ConfigError(f"config key 'methods.{name}.{key}': unknown augmentation '{aug}'; declared "
@@ -92,7 +139,6 @@ def check_augmentation_ops(config: dict) -> None:
     module of `augment.modules` (imported here; a plugin that fails to import raises its PluginError)."""
     from ..augment import registry
 
-    registry.load_modules(augment_modules(config))
     known = registry.names()
     for name, declared in config["augmentations"].items():
         if declared["op"] not in known:

@@ -4,12 +4,12 @@ entry per point), resolved and checked against the schema of one method declarat
 from __future__ import annotations
 
 import copy
-import functools
 import json
 
 import yaml
 
-from .validation import SCHEMA_PATH, ConfigError, _check_method_references, load_yaml
+from .. import parts
+from .validation import ConfigError, _check_method_references, method_validator
 
 # A method variant is a declared method with some of its keys set: "<method>~<key.path>=<value>[~...]", e.g.
 # "cards~positive.p=0.1" or "augcse~objectives.discriminator.alpha=-10". Figures sweep a setting this way
@@ -61,8 +61,11 @@ def _child(node, seg: str, path: str, where: str, create: bool):
         if not create:
             raise ConfigError(f"method variant '{where}': no '{seg}' in '{path}'")
         node[seg] = {}
-    elif isinstance(node[seg], str):   # the short form of a source (negatives: in_batch)
-        node[seg] = {"source": node[seg]} if seg == "negatives" else {"name": node[seg]}
+    elif isinstance(node[seg], str):   # the short form of a part (negatives: in_batch)
+        kind = next((k for k in parts.KINDS.values() if k.key == seg and k.short), None)
+        if kind is None:
+            raise ConfigError(f"method variant '{where}': '{path}' goes below a value")
+        node[seg] = parts.declared(kind.name, node[seg])
     return node[seg]
 
 
@@ -84,22 +87,12 @@ def method_config(config: dict, name: str) -> dict:
         return method
     for path, value in overrides.items():
         _set_path(method, path, value, name)
-    error = next(iter(_method_validator().iter_errors(method)), None)
+    error = next(iter(method_validator().iter_errors(method)), None)
     if error is not None:
         where = ".".join(str(p) for p in error.path) or "<method>"
         raise ConfigError(f"method variant '{name}': {where}: {error.message}")
     _check_method_references(config, name, method)
     return method
-
-
-@functools.lru_cache(maxsize=1)
-def _method_validator():
-    """The schema of one method declaration, parsed once (variants are checked for every job of a DAG)."""
-    import jsonschema
-
-    schema = load_yaml(SCHEMA_PATH)
-    method_schema = {**schema["properties"]["methods"]["additionalProperties"], "$defs": schema["$defs"]}
-    return jsonschema.Draft202012Validator(method_schema)
 
 
 def is_method(config: dict, name: str) -> bool:

@@ -38,10 +38,11 @@ from ..config import spec_digest
 from ..io import write_json
 from ..models.encoder import SentenceEncoder, pick_device
 from ..models.tokens import TokenTable
+from ..parts import needs_lm_head
 from . import distributed
 from .checkpoint import BestModel, Checkpoints, DivergenceGuard
-from .inputs import FixedShape, StepPreparer, batch_order, mlm_capacity, prepared_steps  # noqa: F401 (batch_order)
-from .method import Method, needs_mlm
+from .inputs import StepPreparer, batch_order, prepared_steps  # noqa: F401 (batch_order)
+from .method import Method
 from .sources import training_data
 from .step import LossTally, StepRunner
 
@@ -70,7 +71,7 @@ def load_backbone(path: str, spec: dict, device):
     added = tokenizer.add_tokens(list(spec.get("add_tokens") or []))
     config = backbone_config(AutoConfig.from_pretrained(path), spec.get("dropout"), path)
     lm_head = None
-    if needs_mlm(spec):
+    if needs_lm_head(spec):
         full = AutoModelForMaskedLM.from_pretrained(path, config=config)
         if added:
             full.resize_token_embeddings(len(tokenizer))
@@ -238,9 +239,7 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     runner = StepRunner(train_step, optimizer, dev, graph, why_eager)
     shape = None
     if graph:   # every step the same shapes: one graph
-        mlm = method.objectives["mlm"] if "mlm" in method.objectives else None
-        shape = FixedShape(spec["max_seq_length"], mlm_capacity(spec["batch_size"], spec["max_seq_length"],
-                                                                mlm.probability) if mlm else None)
+        shape = method.fixed_shape(spec["batch_size"])
     workers = PREFETCH_WORKERS if dev.type == "cuda" and distributed.world()[0] == 1 else 0
     steps = prepared_steps(StepPreparer(method, data, spec["batch_size"], spec["seed"], shape), range(step, total),
                            workers, pin=dev.type == "cuda")
