@@ -131,7 +131,7 @@ def test_the_hooks_start_a_server_only_for_local_runs_that_enable_it(tmp_path, m
                                                 str(tmp_path / "log"))
     assert job_server.ENV_SOCKET not in os.environ
     assert snakemake_hooks.start_job_server(local, True, str(tmp_path / "log"))
-    (process, folder), = snakemake_hooks._JOB_SERVER
+    (process, folder), = snakemake_hooks.job_environment._JOB_SERVER
     sock = Path(os.environ[job_server.ENV_SOCKET])
     assert sock.parent == Path(folder)
     snakemake_hooks.stop_job_server()

@@ -1,169 +1,15 @@
-"""What the Snakefile asks of the running Snakemake process, beside the paths of `sentaug.workflow`: the
-environment its jobs inherit, the job server they start in, its local scheduler's settings, and the digest of the
-code each rule runs.
-"""
+"""The digest of the code each rule's jobs run (`code_digest`, a rule's `code` parameter): Snakemake reruns a
+job whose parameters changed, so editing a module reruns the jobs that run it, and no others."""
 from __future__ import annotations
 
 import ast
-import atexit
-import csv
 import hashlib
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import threading
-import time
 from functools import lru_cache
 from pathlib import Path
 
-from .io import sha256_file
+from ..io import sha256_file
 
 PACKAGE = "sentaug"
-_JOB_SERVER: list = []      # (process, its socket's folder) of the job server this process started
-
-
-def drop_local_job_rate_limit(workflow) -> bool:
-    """Drop Snakemake's job-rate limiter (`--max-jobs-per-timespan`) from a local run's scheduler, once it
-    exists (an `onstart` hook: rules/common.smk); True if dropped.
-
-    Why: in Snakemake 9.27 every pass of the scheduler loop arms a timer that runs the loop again after the
-    limit's timespan, whatever woke it, so each job that starts or finishes adds a pass per timespan for the
-    rest of the build. At the CLI's default (100/1s) a demo build's main process spent a third of a core
-    re-selecting jobs (py-spy: job_selector, update_input_sizes; 4,543 passes in its first two minutes, and
-    growing). A local run gains nothing from the limit (its cores bound it); the scheduler without one (as in
-    a dry run) arms no timer. Cluster runs keep the limit: it spaces their submissions."""
-    scheduler = getattr(workflow, "scheduler", None)
-    if not workflow.local_exec or getattr(scheduler, "job_rate_limiter", None) is None:
-        return False
-    scheduler.job_rate_limiter = None
-    return True
-
-
-def share_gpus(workflow, runs_per_gpu: int, rule: str = "train"):
-    """Let `runs_per_gpu` jobs of `rule` share one GPU (config `scales.<scale>.runs_per_gpu`); returns the value
-    of the rule's `group:` directive. Snakemake has no setting for it, so this arranges it in each of the
-    three places a job passes through (docs/cost-and-gpus.md):
-
-    * On a cluster (the main process): the rule's jobs form a group, `runs_per_gpu` of them per group
-      (`--group-components <rule>=k`, unless given on the command line or in the profile): each group is one
-      SLURM job. A group adds its jobs' numeric resources up; the GPU is the string resource `gres` instead
-      (sentaug.workflow.Paths.train_job_resources), so the SLURM job asks for one GPU, not k.
-    * Inside that SLURM job (remote execution): the SLURM plugin starts Snakemake there with `--jobs 1` and its
-      jobstep executor waits for each job's `srun` before it starts the next, and an `srun` step holds the
-      job's GPU for itself (snakemake-executor-plugin-slurm#469): the k runs would run one after another.
-      There the rule is made local (its jobs run in the SLURM job itself, all at once, on its GPU) and up
-      to k jobs may run at a time.
-    * Locally: at most k x the visible GPUs training jobs at once (resource `gpu_runs`, unless given with
-      --resources), each pinned to one GPU with a free slot (sentaug.train.gpu_share, told k through the
-      environment the jobs inherit).
-
-    The group's components are set when Snakemake first asks for a job's group: the command line's group
-    settings replace the workflow's after the Snakefile is read."""
-    from .train.gpu_share import ENV_RUNS_PER_GPU, visible_gpus
-
-    if runs_per_gpu <= 1:
-        return None
-    os.environ[ENV_RUNS_PER_GPU] = str(runs_per_gpu)     # the jobs inherit it
-    if workflow.remote_exec:
-        workflow.localrules(rule)
-        workflow.register_resource("_nodes", runs_per_gpu)
-        return None
-    if workflow.resource_settings.nodes is None:        # local execution (a cluster run sets --jobs: nodes)
-        gpus = visible_gpus()
-        if gpus and "gpu_runs" not in workflow.global_resources:
-            workflow.register_resource("gpu_runs", runs_per_gpu * len(gpus))
-
-    def group(wildcards) -> str:
-        settings = workflow.group_settings
-        if rule not in settings.group_components:
-            settings.group_components = {**settings.group_components, rule: runs_per_gpu}
-        return rule
-
-    return group
-
-
-def start_job_server(workflow, enabled: bool, log: str) -> bool:
-    """Start the fork server that runs this local run's `python -m sentaug.cli` jobs with the heavy modules
-    imported once (sentaug.job_server), where the scale enables it (`scales.<scale>.job_server`); an `onstart`
-    hook (rules/common.smk). True if started. The jobs find it through $SENTAUG_JOB_SERVER, which they
-    inherit; until it has imported (a few seconds) they run as before, each in its own process. Not on a
-    cluster: each job there is a process of its own on its node. `stop_job_server` (onsuccess, onerror, and at
-    exit) ends it; it also ends by itself when this process does."""
-    from .job_server import ENV_SOCKET
-
-    if not enabled or not workflow.local_exec or workflow.remote_exec or _JOB_SERVER:
-        return False
-    folder = tempfile.mkdtemp(prefix="sentaug-jobs-")
-    os.environ[ENV_SOCKET] = os.path.join(folder, "socket")
-    Path(log).parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "ab") as err:
-        _JOB_SERVER.append((subprocess.Popen([sys.executable, "-m", "sentaug.job_server", os.environ[ENV_SOCKET]],
-                                             stdin=subprocess.DEVNULL, stdout=err, stderr=err,
-                                             start_new_session=True), folder))
-    atexit.register(stop_job_server)
-    return True
-
-
-def stop_job_server() -> None:
-    """End the job server of `start_job_server`, if any (the forks still running end with it)."""
-    from .job_server import ENV_SOCKET
-
-    while _JOB_SERVER:
-        process, folder = _JOB_SERVER.pop()
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        shutil.rmtree(folder, ignore_errors=True)
-        os.environ.pop(ENV_SOCKET, None)
-
-
-def announce_first_table(tables: str, then: str, interval_s: float = 2.0) -> None:
-    """Print the path of the first table this run writes (a table built at this scale, not one saying it is not),
-    and what to open when the run is done (`then`): an `onstart` hook, so a long build says early where its
-    results are. A daemon thread looks at the CSV files under `tables` every `interval_s` seconds."""
-    folder = Path(tables)
-    before = {p: p.stat().st_mtime_ns for p in folder.glob("**/*.csv")}
-
-    def watch():
-        while True:
-            time.sleep(interval_s)
-            for csv_file in sorted(folder.glob("**/*.csv")):
-                try:
-                    new = before.get(csv_file) != csv_file.stat().st_mtime_ns
-                except FileNotFoundError:
-                    continue
-                if new and _table_built(csv_file):
-                    tex = csv_file.with_suffix(".tex")
-                    print(f"\nFirst table written: {tex if tex.exists() else csv_file} (numbers in "
-                          f"{csv_file.name}); when the build is done: {then}\n", file=sys.stderr, flush=True)
-                    return
-                before[csv_file] = csv_file.stat().st_mtime_ns
-
-    threading.Thread(target=watch, name="announce_first_table", daemon=True).start()
-
-
-def _table_built(csv_file: Path) -> bool:
-    """A table's CSV has a row built at this scale (a table not built here has only rows saying why: `skipped`)."""
-    try:
-        with csv_file.open(newline="", encoding="utf-8") as f:
-            rows = list(csv.DictReader(f))
-    except (OSError, csv.Error, UnicodeDecodeError):
-        return False
-    return any(not row.get("skipped") for row in rows)
-
-
-def export_job_environment(src: Path, python: str) -> None:
-    """Make jobs import this checkout's `src` and run `python` from the interpreter running Snakemake (e.g.
-    .venv/bin/snakemake without an activated venv). Snakemake passes its environment to every job (also to
-    SLURM jobs: sbatch --export=ALL); with --software-deployment-method conda the rule's environment is put in
-    front of this PATH."""
-    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH")]))
-    os.environ["PATH"] = os.pathsep.join([str(Path(python).parent), os.environ.get("PATH", "")])
 
 
 def code_digest(src: Path, *entries: str, skip: tuple[str, ...] = ()) -> str:
@@ -188,19 +34,33 @@ def augmentation_module(name: str) -> str:
     """The module that registers augmentation `name`, as a path under `src/sentaug`, or for a plugin (an
     augmentation from outside the package) the absolute path of its module: the registry imports its modules
     by name, which `module_closure` cannot follow, so a cache's rule names it."""
-    import sys
-
     module = plugin_module(name)
     if module is not None:
-        return str(Path(sys.modules[module].__file__).resolve())
-    from .augment import registry
+        return plugin_file(module)
+    from ..augment import registry
 
     return registry.get(name).fn.__module__.removeprefix(f"{PACKAGE}.").replace(".", "/") + ".py"
 
 
+def plugin_file(module: str) -> str:
+    """The absolute path of an imported plugin module (a code digest's entry for it)."""
+    import sys
+
+    return str(Path(sys.modules[module].__file__).resolve())
+
+
+def part_plugin_modules(spec: dict) -> list[str]:
+    """The modules (dotted names) of the plugins that register a part of the run `spec` (`sentaug.parts`), in
+    the order of its parts: its training job imports them (`sentaug train --module`) and digests their code."""
+    from ..parts import compose
+
+    modules = [type(part).__module__ for part in compose(spec).parts]
+    return list(dict.fromkeys(m for m in modules if m.split(".")[0] != PACKAGE))
+
+
 def plugin_module(name: str) -> str | None:
     """The module (dotted name) that registers augmentation `name` when a plugin does, None for sentaug's own."""
-    from .augment import registry
+    from ..augment import registry
 
     module = registry.get(name).fn.__module__
     return None if module.split(".")[0] == PACKAGE else module
