@@ -9,8 +9,8 @@ from pathlib import Path
 
 from sentaug.report.pages import page_caption, rst_escape
 from sentaug.snakemake_hooks import (announce_first_table, augmentation_module, code_digest,
-                                     drop_local_job_rate_limit, export_job_environment, plugin_module, share_gpus,
-                                     start_job_server, stop_job_server)
+                                     drop_local_job_rate_limit, export_job_environment, part_plugin_modules,
+                                     plugin_file, plugin_module, share_gpus, start_job_server, stop_job_server)
 from sentaug.workflow import SUITES, Workflow, data_folders, parse_token_key, token_key
 
 SRC = Path(workflow.basedir) / "src"
@@ -124,6 +124,17 @@ def train_runtime(w):
     """Minutes a training job asks for: its run's projection on the scale's GPU with a margin, unless the
     scale sets a runtime (sentaug.workflow.Paths.train_runtime)."""
     return W.train_runtime(w.paper, w.backbone, w.method, w.seed)
+
+
+def _train_code(w):
+    """The trainer's modules (and those of the STS-B dev scoring it selects checkpoints with), and the plugins
+    that register a part of the run's method (the registry imports them by name, which the digest cannot follow)."""
+    return code("train/trainer.py", *map(plugin_file, part_plugin_modules(run_spec(w))))
+
+
+def _train_modules(w):
+    """--module per plugin that registers a part of the run's method: the job imports it first."""
+    return " ".join(f"--module {m}" for m in part_plugin_modules(run_spec(w)))
 
 
 def _positives(w):

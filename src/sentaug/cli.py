@@ -89,7 +89,10 @@ def cmd_train(a):
     from .train.gpu_share import pin_from_environment
 
     pin_from_environment()      # runs sharing GPUs: this run's GPU, chosen before torch starts CUDA
+    from .parts import load_modules
     from .train.trainer import train
+
+    load_modules(a.module, origin="sentaug train --module")
 
     train(load_spec(a.spec), corpus=a.corpus, positives=a.positives, backbone=a.model,
           dev_data=a.dev_data, out=a.out, resume=a.resume, index=a.index, tokens=a.tokens or (),
@@ -234,6 +237,8 @@ def build_parser() -> Parser:
     t.add_argument("--positives", nargs="+", metavar="FILE.parquet",
                    help="augmentation caches the method reads, in the order sentaug.config.method_caches gives")
     t.add_argument("--index", help="retrieval index (.npz) for methods with retrieved negatives")
+    t.add_argument("--module", action="append", metavar="MODULE",
+                   help="import this module first: a plugin that registers method parts (config parts.modules)")
     model_arg(t, "the backbone to start from (a folder in Hugging Face layout)", alias=True)
     t.add_argument("--dev-data", required=True, help="data folder holding STS-B dev (sts/STSBenchmark)")
     t.add_argument("--out", required=True, help="the run folder to write")

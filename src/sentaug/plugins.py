@@ -47,7 +47,8 @@ class PluginModules:
             importlib.import_module(module)
         for ep in sorted(entry_points(group=self.group), key=lambda ep: ep.name):
             dist = f" of {ep.dist.name} {ep.dist.version}" if ep.dist is not None else ""
-            self.import_module(ep.value.split(":")[0], f"entry point '{ep.name} = {ep.value}'{dist}, group {self.group}")
+            origin = f"entry point '{ep.name} = {ep.value}'{dist}, group {self.group}"
+            self.import_module(ep.value.split(":")[0], origin)
 
     def load_modules(self, modules, origin: str) -> None:
         """Import modules named by the user after the built-in ones and installed plugins, so that a name
