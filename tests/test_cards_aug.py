@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from sentaug.augment import cards
+from sentaug.augment import cards, tokenization_effects
 from sentaug.augment.token_sequences import decode_tokens
 
 MODELS = Path(os.environ.get("SENTAUG_MODEL_MIRROR") or Path(__file__).resolve().parents[2] / "shared" / "models")
@@ -116,9 +116,9 @@ def test_table1_examples_under_the_real_roberta_tokenizer(roberta):
     wt = cards.word_tokenizer(roberta)
     assert wt.tokens("interpret", True) == ("interpret",)
     assert wt.tokens("Interpret", True) == ("Inter", "pret")          # the paper's own example
-    assert cards.word_effect(wt, "interpret", True) == "division"
-    assert cards.word_effect(wt, "recommended", True) == "fusion"     # recomm-ended -> Recommended
-    assert cards.word_effect(wt, "naturalistic", False) == "substitution"
+    assert tokenization_effects.word_effect(wt, "interpret", True) == "division"
+    assert tokenization_effects.word_effect(wt, "recommended", True) == "fusion"     # recomm-ended -> Recommended
+    assert tokenization_effects.word_effect(wt, "naturalistic", False) == "substitution"
 
 
 @needs_roberta
@@ -126,12 +126,12 @@ def test_tokenization_effects_counts_every_switchable_word(roberta):
     # In its sentence: 'interpret' line-initial: division; ' recommended' -> ' Recommended' are single tokens:
     # substitution. Isolated (CARDS Table 1): 'recommended' is recomm-ended -> Recommended: fusion.
     # '1999' is not switchable; the empty line contributes nothing.
-    result = cards.tokenization_effects(["interpret recommended 1999", ""], roberta, context="sentence")
+    result = tokenization_effects.tokenization_effects(["interpret recommended 1999", ""], roberta, context="sentence")
     assert result["switched_words"] == 2
     assert result["counts"]["division/lower_to_upper"] == 1
     assert result["counts"]["substitution/lower_to_upper"] == 1
     assert result["percent"]["division/lower_to_upper"] == 50.0
-    isolated = cards.tokenization_effects(["interpret recommended 1999", ""], roberta)
+    isolated = tokenization_effects.tokenization_effects(["interpret recommended 1999", ""], roberta)
     assert isolated["counts"]["division/lower_to_upper"] == 1 and isolated["counts"]["fusion/lower_to_upper"] == 1
     assert isolated["percent"]["fusion/lower_to_upper"] == 50.0
 
@@ -182,7 +182,7 @@ def test_retokenize_when_the_space_is_a_token_of_its_own():
     wt = cards.word_tokenizer(ref)
     assert wt.tokens("Can", False) == ("Ġ", "C", "an")
     assert wt.tokens("can", False) != ("Ġ", "c", "an") and "c" in wt.vocab
-    assert cards.word_effect(wt, "can", False) in ("division", "regrouping")
+    assert tokenization_effects.word_effect(wt, "can", False) in ("division", "regrouping")
     tokens = decode_tokens(cards.retokenize("42 can", random.Random(0), p=1.0, version="v2", tokenizer=ref,
                                                   context="sentence"))
     assert tokens == list(wt.tokens("42", True)) + ["Ġ", "c", "an"]

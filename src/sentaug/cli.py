@@ -150,7 +150,7 @@ def cmd_project(a):
 
 
 def cmd_tokenization_effects(a):
-    from .augment.cards import tokenization_effects_cli
+    from .augment.tokenization_effects import tokenization_effects_cli
 
     tokenization_effects_cli(a.corpus, a.tokenizer, a.out, context=a.context)
 
