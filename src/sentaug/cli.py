@@ -16,15 +16,13 @@ import sys
 
 from . import __version__
 from .plugins import PluginError
+from .progress import space_progress_in_logs
 from .catalog import add_list_command
 from .cli_args import Parser, hidden_alias, load_spec, model_arg, pooler_arg, spec_arg
 from .docgen import add_docs_command
 from .evaluate.cli import add_evaluate_commands
 from .report.cli import add_report_commands
 from .workflow.bill import add_cost_command
-
-# Seconds between two redraws of a progress bar whose stream is not a terminal (a job's log file).
-LOG_PROGRESS_INTERVAL_S = 30
 
 DESCRIPTION = ("Reproduce and compare contrastive sentence embeddings trained with data augmentation (VaSCL, "
                "CARDS, CLEAR, AugCSE, SDA). The Snakemake workflow runs these commands; `sentaug list tables` "
@@ -343,22 +341,8 @@ def build_parser() -> Parser:
     co.add_argument("--spacy-model", default="en_core_web_sm", help="spaCy pipeline (default: en_core_web_sm)")
     co.set_defaults(func=cmd_conformance)
 
-    add_docs_command(sub)
+    add_docs_command(sub, build_parser)
     return p
-
-
-def space_progress_in_logs() -> None:
-    """Redraw progress bars every LOG_PROGRESS_INTERVAL_S seconds when stderr is not a terminal.
-
-    A job's stderr is its log file, where tqdm's redraws (up to ten a second) pile up: 90 KB of them for one
-    small-scale GLUE evaluation, one per step of a paper-scale training. tqdm takes its defaults from TQDM_*
-    variables when it is first imported, which no handler has done yet (they import lazily), and child
-    processes (torchrun's, worker pools) inherit them. A minimum interval the user set wins. The maximum
-    follows the minimum: below it (tqdm's 10 s), tqdm's monitor thread redraws a bar that has not been drawn
-    for that long with its old count, a frame that says nothing new."""
-    if not sys.stderr.isatty():
-        minimum = os.environ.setdefault("TQDM_MININTERVAL", str(LOG_PROGRESS_INTERVAL_S))
-        os.environ.setdefault("TQDM_MAXINTERVAL", minimum)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,6 +10,7 @@ cannot drift from what they describe.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 from pathlib import Path
@@ -80,8 +81,8 @@ def _commands(parser, path=()):
                 yield from _commands(sub, (*path, name))
 
 
-def cli_markdown() -> str:
-    from .cli import build_parser
+def cli_markdown(build_parser) -> str:
+    """docs/cli.md: the parser that `build_parser()` makes (`sentaug.cli.build_parser`), every command's help."""
     from .cli_args import Formatter
 
     with _columns(Formatter.WIDTH):
@@ -203,15 +204,17 @@ def write_page(text: str, out: str | os.PathLike) -> None:
     print(f"wrote {out}")
 
 
-def cmd_docs(a):
-    write_page(cli_markdown() if a.page == "cli" else results_markdown(a.config, a.results), a.out)
+def cmd_docs(a, build_parser):
+    write_page(cli_markdown(build_parser) if a.page == "cli" else results_markdown(a.config, a.results), a.out)
 
 
-def add_docs_command(sub) -> None:
+def add_docs_command(sub, build_parser) -> None:
+    """`sentaug docs`; `build_parser`: the command line's parser, which docs/cli.md describes (given, so that this
+    module need not import the command line that imports it)."""
     d = sub.add_parser("docs", help="write a generated page of docs/: cli (this command line) or results (every "
                                     "table built, beside the paper's)")
     d.add_argument("page", choices=["cli", "results"])
     d.add_argument("--out", required=True, help="the Markdown page (docs/cli.md, docs/results.md)")
     d.add_argument("--config", default="config.yaml", help="results: the workflow's configuration")
     d.add_argument("--results", default="results", help="results: the results folder (default: results)")
-    d.set_defaults(func=cmd_docs)
+    d.set_defaults(func=functools.partial(cmd_docs, build_parser=build_parser))
