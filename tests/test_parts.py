@@ -251,6 +251,24 @@ def test_a_bad_plugin_is_an_error_naming_its_module_and_part(site, case):
     assert raised.match(message)
 
 
+def test_a_compute_that_returns_no_loss_tensor_is_named_at_the_first_step(setup, site):
+    root, corpus, backbone = setup
+    (site / "plug_half.py").write_text(textwrap.dedent('''
+        from sentaug.parts import Objective, register
+
+
+        @register("half", description="a number, not a loss tensor")
+        class Half(Objective):
+            def compute(self, step):
+                return 0.5, {}
+    '''))
+    parts.load_modules(["plug_half"])
+    spec = spec_for("simcse", max_steps=1, batch_size=4, objectives=[{"name": "half"}])
+    with pytest.raises(TypeError, match=r"^objective 'half' \(plug_half.Half \(config key parts.modules\)\): compute "
+                                        r"returned float and dict; it must return \(a 0-dim loss tensor or None"):
+        train(spec, corpus, None, backbone, str(root / "data"), str(root / "run"))
+
+
 def test_a_plugin_entry_point_that_fails_to_import_names_its_distribution(site):
     install(site, "plug-broken", {"broken": "plug_broken"}, {"plug_broken": "raise RuntimeError('no GPU here')\n"})
     with pytest.raises(parts.registry.PluginError) as raised:
@@ -303,7 +321,8 @@ def test_the_example_objective_trains_and_its_first_loss_is_the_hand_computed_on
     model.train()
     enc = tok([CORPUS[i] for i in idx] * 2, padding=True, truncation=True, max_length=32, return_tensors="pt")
     mask = enc["attention_mask"].unsqueeze(-1).float()
-    z = (model(**enc).last_hidden_state * mask).sum(1) / mask.sum(1)      # the mean over each text's tokens
+    with torch.no_grad():
+        z = (model(**enc).last_hidden_state * mask).sum(1) / mask.sum(1)      # the mean over each text's tokens
     uniform = _uniformity(z[:4])
     assert logged["parts"]["alignment"] == pytest.approx(0.0, abs=1e-6)
     assert logged["parts"]["uniformity"] == pytest.approx(uniform, rel=1e-4)
