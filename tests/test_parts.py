@@ -2,7 +2,6 @@
 name the setting and the valid choices, parts from plugins (found by their entry point or named in the config),
 the errors that name a bad plugin's module and part, and the example objective (examples/alignment_uniformity)
 trained through the trainer against a hand computation."""
-import importlib
 import json
 import math
 import os
@@ -24,6 +23,8 @@ from sentaug.snakemake_hooks import part_plugin_modules, plugin_file
 from sentaug.train.trainer import batch_order, train
 from tests.test_hard_negatives import nll
 from tests.test_methods_train import CONFIG, CORPUS, setup, spec_for  # noqa: F401 (setup: a fixture)
+from tests.test_plugins import install as install_plugin
+from tests.test_plugins import plugin_site
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "alignment_uniformity"
@@ -143,30 +144,12 @@ PLUG = '''
 
 @pytest.fixture()
 def site(tmp_path, monkeypatch):
-    """A folder on sys.path to install plugins into, and a registry that forgets them afterwards."""
-    parts.names("objective")
-    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    monkeypatch.setattr(registry._PLUGINS, "loaded", False)   # the next lookup reads the entry points again
-    folder = tmp_path / "site"
-    folder.mkdir()
-    monkeypatch.syspath_prepend(str(folder))
-    before = set(sys.modules)
-    yield folder
-    for name in set(sys.modules) - before:
-        if name.startswith(("plug", "sentaug_alignment_uniformity")):
-            del sys.modules[name]
+    parts.names("objective")                          # the built-in parts, imported once for good
+    yield from plugin_site(tmp_path, monkeypatch, registry, ("plug", "sentaug_alignment_uniformity"))
 
 
 def install(site: Path, dist: str, entry_points: dict, modules: dict) -> None:
-    """What `pip install` leaves: the modules and a dist-info folder declaring their entry points."""
-    for name, code in modules.items():
-        (site / f"{name}.py").write_text(textwrap.dedent(code))
-    info = site / f"{dist.replace('-', '_')}-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[sentaug.parts]\n" + "".join(f"{k} = {v}\n"
-                                                                        for k, v in entry_points.items()))
-    importlib.invalidate_caches()
+    install_plugin(site, dist, entry_points, modules, group=registry.ENTRY_POINT_GROUP)
 
 
 def test_an_installed_plugin_is_found_by_its_entry_point_and_planned_like_a_built_in_part(site):

@@ -36,8 +36,13 @@ SHOUT = '''
 
 @pytest.fixture()
 def site(tmp_path, monkeypatch):
-    """A folder on sys.path to install plugins into, and a registry that forgets them afterwards."""
     registry.names()                                  # the built-in families, imported once for good
+    yield from plugin_site(tmp_path, monkeypatch, registry, ("plug", "sentaug_negation"))
+
+
+def plugin_site(tmp_path, monkeypatch, registry, modules: tuple[str, ...]):
+    """A folder on sys.path to install plugins into, and a `registry` (module) that forgets them afterwards: its
+    registrations, and the imported modules whose names start with one of `modules`."""
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
     monkeypatch.setattr(registry._PLUGINS, "loaded", False)   # the next lookup reads the entry points again
     folder = tmp_path / "site"
@@ -46,19 +51,18 @@ def site(tmp_path, monkeypatch):
     before = set(sys.modules)
     yield folder
     for name in set(sys.modules) - before:
-        if name.startswith(("plug", "sentaug_negation")):
+        if name.startswith(modules):
             del sys.modules[name]
 
 
-def install(site: Path, dist: str, entry_points: dict, modules: dict) -> None:
-    """What `pip install` leaves: the modules and a dist-info folder declaring their entry points."""
+def install(site: Path, dist: str, entry_points: dict, modules: dict, group: str = registry.ENTRY_POINT_GROUP):
+    """What `pip install` leaves: the modules and a dist-info folder declaring their entry points in `group`."""
     for name, code in modules.items():
         (site / f"{name}.py").write_text(textwrap.dedent(code))
     info = site / f"{dist.replace('-', '_')}-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[sentaug.augmentations]\n" +
-                                           "".join(f"{k} = {v}\n" for k, v in entry_points.items()))
+    (info / "entry_points.txt").write_text(f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()))
     importlib.invalidate_caches()
 
 
