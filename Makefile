@@ -9,7 +9,7 @@
 # make docs-results (docs/results.md, from the tables built in results/; RESULTS=... for another folder).
 #
 # Variables: CORES (default all), SNAKEFLAGS (extra Snakemake flags, e.g. --config scale=small),
-# PYTEST_ARGS (e.g. tests/test_download.py -q).
+# PYTEST_ARGS (e.g. tests/test_download.py -q), REPORT (the report's file, default results/report.html).
 # To add a step to `make demo` (a report, a leaderboard), write a .PHONY target for it and append its name to
 # DEMO_STEPS (DEMO_STEPS += demo-report); the steps run one after the other, in the order listed.
 
@@ -20,6 +20,7 @@ CORES       ?= all
 SNAKEFLAGS  ?=
 PYTEST_ARGS ?=
 RESULTS     ?= results
+REPORT      ?= results/report.html
 DEMO_STEPS  := demo-build report
 
 # This checkout's package, also when the environment was installed from another checkout.
@@ -51,14 +52,17 @@ benchmark-workflow: | $(PYTHON)
 	$(PYTHON) benchmarks/workflow_budget.py
 
 # Snakemake's report of what was built (every table and figure, one category per paper): opens offline. Its
-# front page shows the bill of `all` beside what the built runs took (sentaug cost, with SNAKEFLAGS' config).
+# front page says what was built, how far each paper's tables are from its numbers, and the bill: the paper
+# scale's projection beside what the build took. `sentaug cost` writes the bill as data (with SNAKEFLAGS'
+# config); rule report_front_page renders the front page and the bill's page from it.
 report: | $(PYTHON)
 	$(PYTHON) -m sentaug.cli cost all --front-page --snakemake-args "$(SNAKEFLAGS)" > /dev/null
-	$(SNAKEMAKE) --report results/report.html $(SNAKEFLAGS)
-	@echo "Report written: open $(CURDIR)/results/report.html in a browser"
+	$(SNAKEMAKE) report_front_page --cores 1 $(SNAKEFLAGS)
+	$(SNAKEMAKE) --report $(REPORT) $(SNAKEFLAGS)
+	@echo "Report written: open $(abspath $(REPORT)) in a browser"
 
 docs-cli: | $(PYTHON)
-	$(PYTHON) -m sentaug.cli docs cli --out docs/cli.md
+	$(PYTHON) -m sentaug.cli generate-docs cli --out docs/cli.md
 
 docs-results: | $(PYTHON)
-	$(PYTHON) -m sentaug.cli docs results --results $(RESULTS) --out docs/results.md
+	$(PYTHON) -m sentaug.cli generate-docs results --results $(RESULTS) --out docs/results.md

@@ -1,23 +1,23 @@
 # sentaug: five augmentation-based contrastive sentence-embedding papers as one workflow.
 # Every table and figure of every paper is a target:  snakemake results/tables/<paper>/<table>.tex --cores all
 #                                                      snakemake results/figures/<paper>/<figure>.pdf
-# Scale: --config scale=demo|small|paper (see config.yaml).  Cluster: --profile profiles/slurm
-from snakemake.utils import min_version, validate
+# Scale: --config scale=demo|small|paper|gpu (see config.yaml).  Cluster: --profile profiles/slurm
+from snakemake.utils import min_version
 
 min_version("8.0")
 
 configfile: "config.yaml"
 
 import sentaug.config as sc
+from sentaug.choices import answered
 
-validate(config, str(sc.SCHEMA_PATH))
-
-sc.check_references(config)
+with answered():    # a mistake in the configuration is answered in one line naming the key, before any job
+    sc.validate(config)
 
 include: "rules/common.smk"
 
 # `snakemake --report results/report.html`: every table and figure, one category per paper (rules/report.smk);
-# its front page with the bill when `make report` wrote one (sentaug cost all --front-page).
+# its front page with what was built and the bill when `make report` wrote one (rule report_front_page).
 report: W.report_front_page("report/workflow.rst")
 include: "rules/download.smk"
 include: "rules/augment.smk"
@@ -34,6 +34,7 @@ rule all:
         W.leaderboard_outputs(),
         W.comparison_outputs(),
         list(W.report_pages().values()),
+        W.report_bill_pages(),
     default_target: True
     message:
         "every declared table and figure"

@@ -112,8 +112,14 @@ def test_parts_that_do_not_go_together_are_refused(method, message):
 def test_the_config_schema_asks_the_registry():
     cfg = sc.load_yaml(ROOT / "config.yaml")
     cfg["methods"]["mine"] = {"positive": {"source": "dropout"}, "objectives": [{"name": "mlmm"}]}
-    with pytest.raises(sc.ConfigError, match=r"^config key 'methods.mine.objectives.0.name': 'mlmm' is not one of "
-                                             r"\['discriminator', 'mlm', 'virtual_augmentation'\]$"):
+    # named as what it is (an objective), the closest registered one first (sentaug.choices)
+    with pytest.raises(sc.ConfigError, match=r"^config key 'methods.mine.objectives.0.name': unknown objective 'mlmm' "
+                                             r"\(did you mean 'mlm'\?\); valid: mlm, discriminator, "
+                                             r"virtual_augmentation$"):
+        sc.validate(cfg)
+    cfg["methods"]["mine"] = {"positive": {"source": "dropout"}, "negatives": "in_bach"}     # the short form
+    with pytest.raises(sc.ConfigError, match=r"^config key 'methods.mine.negatives': unknown negative source "
+                                             r"'in_bach' \(did you mean 'in_batch'\?\)"):
         sc.validate(cfg)
     cfg["methods"]["mine"] = {"positive": {"source": "cache", "augmentation": "sda_pi", "p": 0.1}}
     with pytest.raises(sc.ConfigError, match=r"'methods.mine.positive': Additional properties are not allowed "
@@ -175,7 +181,8 @@ def test_a_module_the_config_names_registers_its_parts(site):
     (site / "plug_named.py").write_text(textwrap.dedent(PLUG))
     cfg = sc.load_yaml(ROOT / "config.yaml")
     cfg["methods"]["m"] = {"positive": {"source": "dropout"}, "objectives": [{"name": "mean_norm"}]}
-    with pytest.raises(sc.ConfigError, match=r"'methods.m.objectives.0.name': 'mean_norm' is not one of"):
+    with pytest.raises(sc.ConfigError, match=r"'methods.m.objectives.0.name': unknown objective 'mean_norm'; valid: "
+                                             r"discriminator, mlm, virtual_augmentation$"):
         sc.validate(cfg)
     cfg["parts"] = {"modules": ["plug_named"]}
     sc.validate(cfg)

@@ -11,7 +11,7 @@ from .scales import (augmentation_backbone, augmentation_call, augmentation_lang
                      backbone_language, mirror_dir, model_mirror_dir, scale_settings, stand_in)
 from .spec import METHOD_KEYS, method_caches, method_index, spec_digest, train_spec
 from .validation import (SCHEMA_PATH, ConfigError, augment_modules, check_augmentation_ops, check_references,
-                         load_plugins, load_yaml, part_modules, validate)
+                         load_plugins, load_yaml, part_modules, scale_names, validate)
 from .variants import VARIANT_SEP, get_setting, is_method, method_config, split_variant, variant_name
 
 __all__ = ["ADDED_MARK", "ADDED_NOTE", "STS_COLUMNS", "add_table_rows", "added_rows", "iter_rows", "load_paper",
@@ -19,5 +19,5 @@ __all__ = ["ADDED_MARK", "ADDED_NOTE", "STS_COLUMNS", "add_table_rows", "added_r
            "backbone_language", "mirror_dir", "model_mirror_dir", "scale_settings", "stand_in", "METHOD_KEYS",
            "method_caches", "method_index", "spec_digest", "train_spec", "SCHEMA_PATH", "ConfigError",
            "augment_modules", "check_augmentation_ops", "check_references", "load_plugins", "load_yaml",
-           "part_modules", "validate", "VARIANT_SEP", "get_setting", "is_method", "method_config", "split_variant",
+           "part_modules", "scale_names", "validate", "VARIANT_SEP", "get_setting", "is_method", "method_config", "split_variant",
            "variant_name"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..choices import unknown
 from .validation import ConfigError
 
 
@@ -45,6 +46,9 @@ def augmentation_call(config: dict, name: str, backbones_dir: str | os.PathLike,
     """A declared augmentation as (registry op, parameters, backbone folders it reads): the scale's
     `augmentation_params` of it set over its declaration; each ``backbone:`` parameter becomes the folder of
     its backbone at this scale under `backbones_dir`."""
+    if name not in config["augmentations"]:
+        raise ConfigError(unknown("augmentation", name, config["augmentations"],
+                                  full_list="sentaug list augmentations"))
     at_scale = scale_settings(config, scale).get("augmentation_params") or {}
     params = {**config["augmentations"][name], **at_scale.get(name, {})}
     op, folders = params.pop("op"), []

@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 
 from .. import parts
+from ..choices import Mistake, unknown
 
 # The schema of everything but a method's parts, whose entries (`methods.<name>.positive`, ...) come from the
 # registered parts and their settings (`config_schema`); the file holds their outline, enough for Snakemake's own
@@ -18,8 +19,8 @@ from .. import parts
 SCHEMA_PATH = Path(str(resources.files("sentaug") / "resources" / "config.schema.yaml"))
 
 
-class ConfigError(ValueError):
-    """A configuration value is missing, unknown or inconsistent; the message names the key."""
+class ConfigError(Mistake):
+    """A configuration value is missing, unknown or inconsistent; the message names the key (a ValueError)."""
 
 
 def load_yaml(path: str | os.PathLike) -> dict:
@@ -40,7 +41,37 @@ def first_error(validator, instance, prefix: str) -> None:
     if errors:
         e = errors[0]
         where = ".".join([prefix] * bool(prefix) + [str(p) for p in e.path]) or "<top level>"
+        if e.validator == "enum":       # a name (scale, pooler, source...): the closest valid ones first
+            raise ConfigError(f"config key '{where}': "
+                              + unknown(_what(where), e.instance, e.validator_value, full_list=_full_list(where)))
         raise ConfigError(f"config key '{where}': {e.message}")
+
+
+def _part_kind(where: str):
+    """The kind of method part whose name is at config key `where` (`methods.m.objectives.0.name`, the short
+    `methods.m.negatives`), None for any other key."""
+    keys = where.split(".")
+    if keys[0] != "methods" or len(keys) < 3:
+        return None
+    return next((kind for kind in parts.KINDS.values() if keys[2] == kind.key
+                 and (len(keys) == 3 or keys[-1] == kind.field)), None)
+
+
+def _what(where: str) -> str:
+    """What the name at config key `where` is, in a message: a part's kind (objective, negative source), else the
+    key itself (scale, pooler)."""
+    kind = _part_kind(where)
+    last = where.rsplit(".", 1)[-1]
+    return kind.noun if kind else (last if not last.isdigit() else "value")
+
+
+def _full_list(where: str) -> str:
+    return "sentaug list parts" if _part_kind(where) else ""
+
+
+def scale_names() -> list[str]:
+    """The scales a configuration may select (the schema's `scale`)."""
+    return list(load_yaml(SCHEMA_PATH)["properties"]["scale"]["enum"])
 
 
 def method_validator():
@@ -125,8 +156,9 @@ def _check_method_references(config: dict, name: str, m: dict) -> None:
         raise ConfigError(str(e)) from None
     for key, aug in used:
         if aug not in config["augmentations"]:
-            raise ConfigError(f"config key 'methods.{name}.{key}': unknown augmentation '{aug}'; declared "
-                              f"(config key augmentations): {', '.join(sorted(config['augmentations']))}")
+            raise ConfigError(f"config key 'methods.{name}.{key}': "
+                              + unknown("augmentation", aug, config["augmentations"],
+                                        full_list="sentaug list augmentations"))
 
 
 def augment_modules(config: dict) -> list[str]:
@@ -142,6 +174,6 @@ def check_augmentation_ops(config: dict) -> None:
     known = registry.names()
     for name, declared in config["augmentations"].items():
         if declared["op"] not in known:
-            raise ConfigError(f"config key 'augmentations.{name}.op': unknown augmentation '{declared['op']}'; "
-                              f"registered: {', '.join(known)}")
+            raise ConfigError(f"config key 'augmentations.{name}.op': "
+                              + unknown("augmentation", declared["op"], known, full_list="sentaug augment --list"))
 

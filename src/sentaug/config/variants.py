@@ -9,6 +9,7 @@ import json
 import yaml
 
 from .. import parts
+from ..choices import unknown
 from .validation import ConfigError, _check_method_references, method_validator
 
 # A method variant is a declared method with some of its keys set: "<method>~<key.path>=<value>[~...]", e.g.
@@ -81,7 +82,7 @@ def method_config(config: dict, name: str) -> dict:
     """The declaration of method `name` (a declared method or a variant of one), checked against the schema."""
     base, overrides = split_variant(name)
     if base not in config["methods"]:
-        raise ConfigError(f"unknown method '{base}'")
+        raise ConfigError(unknown("method", base, config["methods"], full_list="sentaug list methods"))
     method = copy.deepcopy(config["methods"][base])
     if not overrides:
         return method

@@ -5,7 +5,8 @@ A part answers, for the workflow (no torch needed):
   declared augmentations it names (checked against config key `augmentations`);
 - `check(composition)`: whether it goes with the method's other parts (ValueError, via `error`);
 - `resolve(declared, config, scale)`: its entry in the training spec;
-- `overhead`, `step_overhead(times)`: what prices a run's steps (`sentaug.workflow.cost`);
+- `overhead`, `step_overhead(times)`: what prices a run's steps (`sentaug.workflow.cost`), and `step_work`: what
+  it adds to a step's device work, as the step-time table's measured settings are keyed (`cost.step_setting`);
 and, for the trainer:
 - `load(data, tables)`: the host's texts it needs per example (`sentaug.train.sources`);
 - `build(context)`: its torch modules (their parameters train with the model);
@@ -105,6 +106,14 @@ class Part:
         """Its step's time over SimCSE's, from the step-time table `times` (None: not measured)."""
         return times.overhead(self.overhead)
 
+    @property
+    def step_work(self) -> str | None:
+        """The device work its step adds to SimCSE's two views, in the words of a measured setting's key
+        (`sentaug.workflow.cost.step_setting`: `retrieved4`, `hard_negative`, `mlmx2`); None: it adds none, or
+        only on the host (where positives come from, sampling modes, proportions), so that runs differing only
+        there share one measurement."""
+        return None
+
     # -- the trainer's side
     def changed_only(self) -> list[int]:
         """Which of its caches (positions in `caches`) restrict the run to the lines they changed."""
@@ -169,6 +178,10 @@ class ContrastiveLoss(Part):
     def log_key(self) -> str:
         return "contrastive"
 
+    @property
+    def step_work(self) -> str | None:
+        return self.name       # a loss other than InfoNCE (which overrides this) is work of its own
+
 
 class Objective(Part):
     """A loss added to the contrastive one with its `weight`, over this rank's slice of the batch."""
@@ -177,6 +190,10 @@ class Objective(Part):
     @property
     def adds_work(self) -> bool:
         return True
+
+    @property
+    def step_work(self) -> str | None:
+        return self.name
 
     def weighted(self, loss, world: int):
         # the objectives are over this rank's slice: 1/world, so that summing the ranks' gradients gives the mean

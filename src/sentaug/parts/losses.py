@@ -18,6 +18,8 @@ from .registry import register
           symmetric=Param(False, "the mean of both directions (rows and columns)"))
 class InfoNCELoss(ContrastiveLoss):
     takes_negatives = True
+    step_work = None            # SimCSE's own loss: the measured settings' baseline
+
 
     def build(self, context):
         from ..objectives import InfoNCE
@@ -123,6 +125,10 @@ class MaskedLMObjective(Objective):
     def step_overhead(self, times):
         measured = times.overhead(self.overhead)      # one masked copy's
         return None if measured is None else 1 + self.settings["copies"] * (measured - 1)
+
+    @property
+    def step_work(self):
+        return f"mlmx{int(self.settings['copies'])}"      # each masked copy is another forward and LM head
 
     def build(self, context):
         from ..objectives.mlm import MaskedLM

@@ -33,6 +33,7 @@ class _HardNegatives(NegativeSource):
     """One hard negative per example (`load` returns them), encoded after the positives: a column block."""
     overhead = HARD_NEGATIVE
     feature = "a hard negative"
+    step_work = "hard_negative"       # a third sentence per example, wherever it comes from
     needs_views = True
     adds_columns = True
 
@@ -98,6 +99,10 @@ class RetrievedNegatives(NegativeSource):
     feature = "a hard negative"
     needs_views = True
     adds_columns = True
+
+    @property
+    def step_work(self):
+        return f"retrieved{int(self.settings['s'])}"      # s more sentences encoded per anchor
     examples = CORPUS_LINES
 
     def index(self):
