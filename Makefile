@@ -9,7 +9,7 @@
 # make docs-results (docs/results.md, from the tables built in results/; RESULTS=... for another folder).
 #
 # Variables: CORES (default all), SNAKEFLAGS (extra Snakemake flags, e.g. --config scale=small),
-# PYTEST_ARGS (e.g. tests/test_download.py -q), REPORT (the report's file, default results/report.html).
+# PYTEST_ARGS (e.g. tests/data/test_download.py -q), REPORT (the report's file, default results/report.html).
 # To add a step to `make demo` (a report, a leaderboard), write a .PHONY target for it and append its name to
 # DEMO_STEPS (DEMO_STEPS += demo-report); the steps run one after the other, in the order listed.
 

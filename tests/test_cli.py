@@ -215,7 +215,7 @@ def test_evaluate_sts_fetches_its_data_when_none_is_given(tmp_path, minilm_path,
     """Without --data: the demo STS/SICK files are installed into $SENTAUG_DATA once, then read from there; the
     scores are those of the same evaluation given that folder, under the default pooler."""
     from sentaug.cli import main
-    from tests.test_train import write_backbone
+    from tests.train.test_train import write_backbone
 
     monkeypatch.setenv("SENTAUG_DATA", str(tmp_path / "home"))
     model = write_backbone(tmp_path / "bb", minilm_path, dropout=0.0)

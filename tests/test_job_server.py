@@ -13,7 +13,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import yaml
 
 from sentaug import job_server, snakemake_hooks
 from sentaug.job_server import decline_reason
@@ -55,9 +54,9 @@ def sentaug(args, cwd, sock=None, **extra) -> subprocess.CompletedProcess:
                           text=True, timeout=300)
 
 
-def test_a_fork_writes_what_its_own_process_writes(server, tmp_path):
+def test_a_fork_writes_what_its_own_process_writes(server, tmp_path, shipped_config):
     sock, log = server
-    spec = json.dumps(yaml.safe_load((ROOT / "config.yaml").read_text())["backbones"]["tiny-bert"])
+    spec = json.dumps(shipped_config["backbones"]["tiny-bert"])
     data = tmp_path / "data"
     assert sentaug(["download", "senteval", "--origin", "demo", "--out", str(data)], tmp_path).returncode == 0
     outputs, forked = {}, log.read_text().count("forked ")

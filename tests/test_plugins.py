@@ -175,8 +175,7 @@ def test_an_augmentation_returning_what_a_cache_cannot_hold_names_itself_and_the
     assert not out.exists() and not out.with_suffix(".json").exists()      # nothing half-written
 
 
-def test_a_method_naming_an_unknown_augmentation_lists_the_declared_ones():
-    cfg = sc.load_yaml(ROOT / "config.yaml")
+def test_a_method_naming_an_unknown_augmentation_lists_the_declared_ones(cfg):
     cfg["methods"]["mine"] = {"positive": {"source": "cache", "augmentation": "negaton"}}
     with pytest.raises(sc.ConfigError) as raised:
         sc.validate(cfg)
@@ -188,8 +187,7 @@ def test_a_method_naming_an_unknown_augmentation_lists_the_declared_ones():
                        "sentaug list augmentations)")
 
 
-def test_an_augmentation_whose_op_no_module_registers_lists_the_registered_ones():
-    cfg = sc.load_yaml(ROOT / "config.yaml")
+def test_an_augmentation_whose_op_no_module_registers_lists_the_registered_ones(cfg):
     cfg["augmentations"]["mine"] = {"op": "no_plugin_registers_this"}
     with pytest.raises(sc.ConfigError) as raised:
         sc.validate(cfg)

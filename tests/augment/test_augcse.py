@@ -2,7 +2,7 @@
 from the rules of the code AugCSE ran (NL-Augmenter's transformations, AugCSE's nlpaug wrappers), quirks
 included, and from the paper's examples; WordNet facts are read from the WordNet reader directly; the random
 ones are checked by properties (counts, pools, determinism, seeds). NL-Augmenter's own test cases are run in
-tests/test_conformance.py."""
+tests/augment/test_conformance.py."""
 from __future__ import annotations
 
 import random
@@ -16,7 +16,6 @@ from sentaug.augment.augcse import data as D
 from sentaug.augment.augcse import numbers as N
 from sentaug.augment.augcse import random_words as R
 from sentaug.augment.augcse.common import past_tense, third_person
-from sentaug.augment.parse import SpacyModelMissing, load_nlp
 
 PAPER_NAMES = ("SentenceAdjectivesAntonymsSwitch SentenceAuxiliaryNegationRemoval ReplaceHypernyms ReplaceHyponyms "
                "SentenceSubjectObjectSwitch CityNamesTransformation AntonymSubstitute ColorTransformation "
@@ -24,14 +23,6 @@ PAPER_NAMES = ("SentenceAdjectivesAntonymsSwitch SentenceAuxiliaryNegationRemova
                "RandomWordAugmentation RandomWordEmbAugmentation RandomContextualWordAugmentation YodaPerturbation "
                "ContractionExpansions DiscourseMarkerSubstitution GenderSwap GeoNamesTransformation NumericToWord "
                "SynonymSubstitution DiverseParaphrase Casual2Formal").split()
-
-
-@pytest.fixture(scope="module")
-def nlp():
-    try:
-        return load_nlp("en_core_web_sm")
-    except SpacyModelMissing as e:
-        pytest.skip(str(e))
 
 
 @pytest.fixture(scope="module")
@@ -278,23 +269,14 @@ def test_word_embedding_neighbours(minilm_path):
             assert b.lower() in top, (a, b)
 
 
-@pytest.fixture(scope="module")
-def tiny_mlm(tmp_path_factory, minilm_path):
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+def _tokenizer(path: str):
+    from transformers import AutoTokenizer
 
-    out = tmp_path_factory.mktemp("mlm")
-    tok = AutoTokenizer.from_pretrained(minilm_path)
-    torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=128)
-    BertForMaskedLM(cfg).save_pretrained(out)
-    tok.save_pretrained(out)
-    return str(out), tok
+    return AutoTokenizer.from_pretrained(path)
 
 
 def test_contextual_word_augmentation(tiny_mlm):
-    path, tok = tiny_mlm
+    path, tok = tiny_mlm, _tokenizer(tiny_mlm)
     text = "The quick brown fox jumps over the lazy dog."
     outs = [run(None, "RandomContextualWordAugmentation", text, seed=s, model=path) for s in range(3)]
     assert outs == [run(None, "RandomContextualWordAugmentation", text, seed=s, model=path) for s in range(3)]
@@ -314,7 +296,7 @@ def test_contextual_word_augmentation_of_a_checkpoint_without_its_head_is_reprod
 
     from sentaug.augment.augcse import random_words
 
-    path, tok = tiny_mlm
+    path, tok = tiny_mlm, _tokenizer(tiny_mlm)
     headless = tmp_path / "headless"
     BertModel.from_pretrained(path).save_pretrained(headless)
     tok.save_pretrained(headless)
@@ -334,7 +316,7 @@ def test_contextual_word_batch_equals_one_line_at_a_time(tiny_mlm):
     import torch
     from transformers import AutoModelForMaskedLM
 
-    path, tok = tiny_mlm
+    path, tok = tiny_mlm, _tokenizer(tiny_mlm)
     aug = registry.get("RandomContextualWordAugmentation")
     lines = ["Quiet rivers flow north.", "The old mill stands near seven tall green hills by the town."]
     kw = dict(model=path, top_k=1, aug_p=1.0, aug_max=100)
@@ -358,7 +340,7 @@ def test_batched_cache_is_the_same_for_any_worker_count(tiny_mlm, tmp_path, monk
     from sentaug.augment.cache import build_cache
 
     monkeypatch.setattr(parse, "CHUNK", 3)
-    path, _ = tiny_mlm
+    path = tiny_mlm
     lines = [f"Line number {w} has several more words in it" for w in "one two three four five six seven".split()]
     corpus = tmp_path / "c.txt"
     corpus.write_text("\n".join(lines) + "\n")

@@ -26,7 +26,7 @@ def _needs_spacy_and_wordnet():
         pytest.skip(str(e))
 
 
-MODELS = Path(os.environ.get("SENTAUG_MODEL_MIRROR") or Path(__file__).resolve().parents[2] / "shared" / "models")
+MODELS = Path(os.environ.get("SENTAUG_MODEL_MIRROR") or Path(__file__).resolve().parents[3] / "shared" / "models")
 REPOSITORIES = {"nlaugmenter": "GEM-benchmark/NL-Augmenter", "sda_released.json": "Zhudongsheng75/SDA",
                 "cards_collator.json": "alibaba/SimCSE-with-CARDS"}
 

@@ -35,20 +35,6 @@ def test_ctxt_needs_an_existing_masked_lm(tmp_path):
         explicit.vascl_ctxt(TEXT, random.Random(0), model="")
 
 
-@pytest.fixture(scope="module")
-def tiny_mlm(tmp_path_factory, minilm_path):
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
-
-    out = tmp_path_factory.mktemp("mlm")
-    tok = AutoTokenizer.from_pretrained(minilm_path)
-    torch.manual_seed(0)
-    BertForMaskedLM(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                               intermediate_size=64)).save_pretrained(out)
-    tok.save_pretrained(out)
-    return out
-
-
 def test_ctxt_cache_is_the_same_in_worker_processes(tiny_mlm, tmp_path, monkeypatch):
     """CTxt in `--workers` pool processes (nlpaug's pipeline must not start processes of its own there)."""
     import pandas as pd

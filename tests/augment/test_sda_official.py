@@ -1,28 +1,18 @@
 """SDA's released augmentation code (sentaug.augment.sda_official) on sentences whose parse is asserted first:
 expected outputs written by hand from Zhudongsheng75/SDA's augmentation_tools/{PI,MV,DN}.py (the full sets
-those functions can produce are checked in tests/test_conformance.py); the anchored cache format; and the
+those functions can produce are checked in tests/augment/test_conformance.py); the anchored cache format; and the
 trainer pairing the positive with the cache's anchor."""
 from __future__ import annotations
 
 import random
 
 import pandas as pd
-import pytest
 
 from sentaug.augment import registry
-from sentaug.augment.parse import SpacyModelMissing, load_nlp
 from sentaug.augment.sda_official import AFFIRM_ADVERBS, AFFIRM_VERBS, NEGATION_TEMPLATES
 
 PI, AA, DN = ("punctuation_insertion_official_code", "affirmative_auxiliary_official_code",
               "double_negation_official_code")
-
-
-@pytest.fixture(scope="module")
-def nlp():
-    try:
-        return load_nlp("en_core_web_sm")
-    except SpacyModelMissing as e:
-        pytest.skip(str(e))
 
 
 def outputs(nlp, op, text, deps, seeds=range(40)):

@@ -15,14 +15,6 @@ from sentaug.data.corpus import MAX_CHARS, read_corpus
 TABLE1 = "A shareholder may transfer its Shares only with the prior written consent of the Company."
 
 
-@pytest.fixture(scope="module")
-def nlp():
-    try:
-        return load_nlp("en_core_web_sm")
-    except SpacyModelMissing as e:
-        pytest.skip(str(e))
-
-
 class FixedRng:
     """Stands in for random.Random: random() returns `r`, choice() picks index `pick`, sample() keeps order."""
 

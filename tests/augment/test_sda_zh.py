@@ -96,14 +96,14 @@ def test_punctuation_insertion_modes():
     assert {"我能去北京！", "我能去北京。"} <= outcomes and outcomes & {"我，能去北京。", "“我”能去北京。"}
 
 
-def test_rules_run_through_the_registry_and_the_cache(tmp_path):
+def test_rules_run_through_the_registry_and_the_cache(tmp_path, shipped_config):
     """The zh augmentations are declared (config `sda_*_zh`, language zh) and build a cache from a parse."""
     from sentaug import config as sc
     from sentaug.augment import registry
     from sentaug.augment.cache import build_cache
     from sentaug.augment.parse import ATTRS
 
-    config = sc.load_yaml(sc.SCHEMA_PATH.parents[3] / "config.yaml")
+    config = shipped_config
     assert sc.augmentation_call(config, "sda_dn_zh", tmp_path) == ("double_negation_zh", {}, [])
     assert sc.augmentation_language(config, "sda_dn_zh") == "zh"
     assert {"punctuation_insertion_zh", "affirmative_auxiliary_zh", "double_negation_zh"} <= set(registry.names())

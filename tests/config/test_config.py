@@ -7,12 +7,7 @@ import pytest
 
 from sentaug import config as sc
 
-from .conftest import ROOT
-
-
-@pytest.fixture()
-def cfg():
-    return sc.load_yaml(ROOT / "config.yaml")
+from tests.conftest import ROOT
 
 
 def test_shipped_config_and_papers_are_valid(cfg):

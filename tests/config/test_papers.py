@@ -16,20 +16,15 @@ import yaml
 import sentaug.config as sc
 from sentaug.report.tables import render_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+DEMO_SEEDS = [1, 2]      # two seeds: every input list shows one path per seed (the shared `cfg` fixture)
 
 
 @pytest.fixture(scope="module")
-def cfg():
-    config = sc.load_yaml(ROOT / "config.yaml")
-    config["papers_dir"] = str(ROOT / "papers")
-    config["scales"]["demo"]["seeds"] = [1, 2]   # two seeds: every input list shows one path per seed
-    return config
-
-
-@pytest.fixture(scope="module")
-def papers(cfg):
-    return {name: sc.load_paper(cfg, name) for name in cfg["papers"]}
+def papers(shipped_config):
+    return {name: sc.load_paper(shipped_config, name) for name in shipped_config["papers"]}
 
 
 def suite_keys(kind: str) -> set[str]:

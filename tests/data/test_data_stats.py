@@ -10,7 +10,7 @@ import pytest
 from sentaug.data.stats import clustering_stats, data_stats_cli, sts_stats
 from sentaug.report.tables import render_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def write(path: Path, text: str) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "src/sentaug/resources/demo"
 TOKENIZER = ROOT / "src/sentaug/resources/tokenizers/demo-bpe"
 STS_TOPICS = {

@@ -14,13 +14,7 @@ from scipy.stats import ortho_group
 from sentaug.evaluate import analysis as an
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models run fastest on one thread; on a shared 2-core machine two threads thrash (10x slower)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")      # tiny models: one torch thread (tests/conftest.py)
 
 
 def test_alignment_known_answers():

@@ -112,7 +112,7 @@ def test_cli_scores_a_tiny_model_like_an_independent_kmeans_and_brute_force_matc
 
     from sentaug.cli import main
     from sentaug.models.encoder import embed, load_pretrained
-    from tests.test_train import write_backbone
+    from tests.train.test_train import write_backbone
 
     model = write_backbone(tmp_path / "bb", minilm_path, dropout=0.0)
     texts = [f"{w} number {i}" for w in ("apple", "river", "violin") for i in range(6)]

@@ -8,7 +8,6 @@ import time
 import numpy as np
 import pytest
 import torch
-import yaml
 from transformers import AutoModel
 
 from sentaug.cli import main
@@ -20,10 +19,10 @@ SUITES = [["sts"], ["transfer", "--mode", "fast"], ["clustering", "--seeds", "2"
 
 
 @pytest.fixture(scope="module")
-def tiny_and_demo(tmp_path_factory):
+def tiny_and_demo(tmp_path_factory, shipped_config):
     """A random tiny BERT (config.yaml's tiny-bert) and the bundled demo data of the suites."""
     root = tmp_path_factory.mktemp("suites")
-    spec = json.dumps(yaml.safe_load((ROOT / "config.yaml").read_text())["backbones"]["tiny-bert"])
+    spec = json.dumps(shipped_config["backbones"]["tiny-bert"])
     assert main(["backbone", "tiny-bert", "--spec", spec, "--out", str(root / "tiny-bert")]) == 0
     for group in ("senteval", "transfer", "clustering", "intent", "glue/CoLA"):
         assert main(["download", group, "--origin", "demo", "--out", str(root / "data")]) == 0

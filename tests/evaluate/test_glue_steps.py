@@ -20,12 +20,7 @@ WORDS = ("the cat sat on a mat while dog ran far away from home to see old frien
          "bank and Paris London Monday people said it was good bad fine").split()
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")      # tiny models: one torch thread (tests/conftest.py)
 
 
 @pytest.fixture(scope="module")

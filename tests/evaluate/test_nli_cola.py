@@ -193,7 +193,7 @@ def test_isomorphism_table_reads_set_pair_and_metric(tmp_path):
 
     from sentaug.report.tables import render_table
 
-    paper = yaml.safe_load((Path(__file__).parents[1] / "papers/augcse.yaml").read_text())
+    paper = yaml.safe_load((Path(__file__).parents[2] / "papers/augcse.yaml").read_text())
     paper["tables"] = {"table15": paper["tables"]["table15"]}
     (tmp_path / "augcse.yaml").write_text(yaml.safe_dump(paper))
     iso = {s: {p: {"cond_hm": 10 * k + j, "svg": k + j / 10, "gromov_hausdorff": j / 100}

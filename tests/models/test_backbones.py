@@ -7,7 +7,7 @@ from transformers import AutoModel, AutoTokenizer
 from sentaug import config as sc
 from sentaug.models.backbones import build_backbone
 
-from .conftest import ROOT
+from tests.conftest import ROOT
 
 CFG = sc.load_yaml(ROOT / "config.yaml")
 

@@ -9,7 +9,7 @@ from transformers import AutoTokenizer
 
 from sentaug.models.tokens import BatchTokenizer, TokenTable, pad, tokenizer_fingerprint
 from sentaug.workflow import parse_token_key, token_key
-from tests.test_train import setup  # noqa: F401  (the fixture of the training test below)
+from tests.train.test_train import setup  # noqa: F401  (the fixture of the training test below)
 
 TEXTS = [
     "the river flows north .",
@@ -158,7 +158,7 @@ def test_paper_scale_runs_read_the_token_files_of_their_corpus_and_caches(tmp_pa
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     r = tmp_path / "results"
     runs = [f"{r}/runs/paper/clear/roberta-base/clear_subs/seed42",
             f"{r}/runs/paper/sda/bert-base-uncased/sda_pi/seed42",
@@ -185,7 +185,7 @@ def test_training_from_token_files_equals_training_from_text(setup, minilm_path)
 
     from sentaug.models.tokens import build_token_file
     from sentaug.train.trainer import train
-    from tests.test_train import spec, write_backbone
+    from tests.train.test_train import spec, write_backbone
 
     root, corpus, cache = setup
     backbone = write_backbone(root / "bb", minilm_path, dropout=0.1)

@@ -15,7 +15,7 @@ from sentaug.report.leaderboard import load_leaderboard
 from sentaug.report.tables import render_table
 from sentaug.workflow import Workflow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "negation" / "negation.yaml"
 OURS = "SimCSE + negation negatives †"
 T2 = 4.302653        # t(0.975, 2): three seeds
@@ -144,9 +144,9 @@ def test_the_same_file_adds_its_method_to_the_leaderboards_and_to_sda_table4_mar
     ({"bert/table1": [{"label": "x", "method": "simcse"}]}, r"add_rows\.bert/table1': not 'leaderboard' or "),
     ({"leaderboard": [{"label": "x", "method": "nosuch"}]}, r"add_rows\.leaderboard': row 'x †': unknown method"),
 ])
-def test_rows_added_where_they_cannot_go_name_the_key(add_rows, message):
-    config = sc.load_yaml(ROOT / "config.yaml")
-    config.update(add_rows=add_rows, papers_dir=str(ROOT / "papers"))
+def test_rows_added_where_they_cannot_go_name_the_key(add_rows, message, cfg):
+    config = cfg
+    config.update(add_rows=add_rows)
     with pytest.raises(sc.ConfigError, match=message):
         sc.check_references(config)
         Workflow(config, results="R").leaderboard

@@ -10,7 +10,7 @@ from transformers import BertConfig, RobertaConfig
 from sentaug import config as sc
 from sentaug.report.describe import describe_spec_cli, model_sizes
 from sentaug.report.tables import render_table
-from tests.test_methods_train import CONFIG
+from tests.train.test_methods_train import CONFIG
 
 
 def paper_spec(method: str, backbone: str = "bert-base-uncased") -> dict:
@@ -49,7 +49,7 @@ def write_spec(root, scale, backbone, method, spec):
 
 def test_configuration_tables_read_the_resolved_specs(tmp_path):
     """Tables 3 and 10 rendered from `sentaug describe spec` files of real config.yaml specs."""
-    paper = yaml.safe_load((__import__("pathlib").Path(__file__).parents[1] / "papers/augcse.yaml").read_text())
+    paper = yaml.safe_load((__import__("pathlib").Path(__file__).parents[2] / "papers/augcse.yaml").read_text())
     paper["tables"] = {k: paper["tables"][k] for k in ("table3", "table10")}
     (tmp_path / "augcse.yaml").write_text(yaml.safe_dump(paper))
     spec = {m: sc.train_spec(CONFIG, None, "bert-base-uncased", m, 1, scale="demo")
@@ -83,7 +83,7 @@ def test_configuration_tables_read_the_resolved_specs(tmp_path):
 
 def test_model_size_table_reports_millions(tmp_path):
     """Table 13 from `describe model-size` JSON: parameters / 1e6, one decimal, beside the paper's 117M / 110M."""
-    paper = yaml.safe_load((__import__("pathlib").Path(__file__).parents[1] / "papers/augcse.yaml").read_text())
+    paper = yaml.safe_load((__import__("pathlib").Path(__file__).parents[2] / "papers/augcse.yaml").read_text())
     paper["tables"] = {"table13": paper["tables"]["table13"]}
     (tmp_path / "augcse.yaml").write_text(yaml.safe_dump(paper))
     files = []

@@ -23,7 +23,7 @@ from sentaug.report.figures import (
 )
 from sentaug.workflow import Workflow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 PAPER = """
 short: X
@@ -50,10 +50,13 @@ figures:
 """
 
 
+DEMO_SEEDS = [1, 2]      # two seeds: one point per setting averages both (the shared `cfg` fixture)
+
+
 @pytest.fixture()
-def cfg(tmp_path):
-    config = sc.load_yaml(ROOT / "config.yaml")
-    config["scales"]["demo"]["seeds"] = [1, 2]   # two seeds: one point per setting averages both
+def cfg(cfg, tmp_path):
+    """The shared configuration with paper x (PAPER) alone."""
+    config = cfg
     (tmp_path / "papers").mkdir()
     (tmp_path / "papers" / "x.yaml").write_text(PAPER)
     return {**config, "papers_dir": str(tmp_path / "papers"), "papers": ["x"], "scale": "demo"}
@@ -149,10 +152,10 @@ def test_declared_defaults_reuse_the_declared_run(cfg):
 
 
 @pytest.mark.parametrize("scale", ["demo", "small", "paper"])
-def test_every_declared_sweep_has_one_point_per_setting_of_its_scale(scale):
+def test_every_declared_sweep_has_one_point_per_setting_of_its_scale(scale, shipped_config):
     """For every sweep panel of papers/*.yaml: one STS point per (series, declared x value at this scale), each the
     run of the variant with that value (the declared value: the declared method's own run), one file per seed."""
-    config = {**sc.load_yaml(ROOT / "config.yaml"), "papers_dir": str(ROOT / "papers"), "scale": scale}
+    config = {**shipped_config, "scale": scale}
     wf = Workflow(config, results="R")
     checked = 0
     for paper, spec in wf.papers.items():
@@ -180,8 +183,8 @@ def test_every_declared_sweep_has_one_point_per_setting_of_its_scale(scale):
     assert checked >= 10      # SDA figure 2 (7 series), CARDS figures 2 and 3 (5 series)
 
 
-def test_sda_figure2_demo_runs_are_the_declared_variants():
-    config = {**sc.load_yaml(ROOT / "config.yaml"), "papers_dir": str(ROOT / "papers"), "scale": "demo"}
+def test_sda_figure2_demo_runs_are_the_declared_variants(shipped_config):
+    config = {**shipped_config, "scale": "demo"}
     wf = Workflow(config, results="R")
     a, b = wf.figure_points("sda", "figure2")
     assert sorted({p["method"] for p in a if p["series"] == "PI"}) == ["sda_pi", "sda_pi~positive.proportion=0.5"]

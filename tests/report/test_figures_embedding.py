@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 
 import sentaug.config as sc
 from sentaug.evaluate import analysis as an
@@ -19,15 +18,10 @@ from sentaug.report.panels_augmentation import pearson_pairwise
 from sentaug.report.panels_embedding import nli_histograms
 from sentaug.workflow import Workflow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_thread")      # tiny models: one torch thread (tests/conftest.py)
 
 
 # -- projections and distances by hand -------------------------------------------------------------------------
@@ -119,7 +113,7 @@ def test_analysis_suite_nli_part_measures_each_premise_against_its_two_hypothese
 
 def test_project_cli_writes_the_pca_of_the_model_s_vectors(tmp_path, minilm_path):
     from sentaug.models.encoder import embed, load_pretrained
-    from tests.test_train import write_backbone
+    from tests.train.test_train import write_backbone
 
     backbone = write_backbone(tmp_path / "bb", minilm_path, dropout=0.0)
     orig = ["the river flows north", "a cat sleeps on the mat", "rain fell all night", "he sold the old car",

@@ -17,7 +17,7 @@ from sentaug.report.pages import leaderboard_html, render_page
 from sentaug.report.stats import paired_difference, t_interval, t_quantile
 from sentaug.workflow import Workflow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_t_quantiles_are_the_published_table():
@@ -66,8 +66,9 @@ references:
 
 
 @pytest.fixture()
-def cfg(tmp_path):
-    config = sc.load_yaml(ROOT / "config.yaml")
+def cfg(cfg, tmp_path):
+    """The shared configuration with the test board (LEADERBOARD) and no paper."""
+    config = cfg
     (tmp_path / "papers").mkdir()
     (tmp_path / "papers" / "leaderboard.yaml").write_text(LEADERBOARD)
     return {**config, "papers_dir": str(tmp_path / "papers"), "papers": [], "scale": "demo"}
@@ -109,8 +110,8 @@ def test_every_row_trains_on_the_same_backbone_and_the_boards_seeds(cfg, tmp_pat
     assert (spec["batch_size"], spec["learning_rate"]) == (512, 1.0e-5)
 
 
-def test_the_real_boards_declare_three_seeds_and_one_backbone_each():
-    config = {**sc.load_yaml(ROOT / "config.yaml"), "papers_dir": str(ROOT / "papers")}
+def test_the_real_boards_declare_three_seeds_and_one_backbone_each(shipped_config):
+    config = shipped_config
     board = load_leaderboard(config)
     assert all(len(board["seeds"][s]) >= 3 for s in config["scales"])
     assert boards(board) == {"leaderboard": "roberta-base", "leaderboard-bert-base-uncased": "bert-base-uncased"}
@@ -132,8 +133,8 @@ def _avg(table: dict, label: str, column: str = "avg", backbone: str = "roberta-
     return row["paper"][table["columns"].index(column)]
 
 
-def test_reported_gains_are_the_papers_own_table_differences():
-    config = {**sc.load_yaml(ROOT / "config.yaml"), "papers_dir": str(ROOT / "papers")}
+def test_reported_gains_are_the_papers_own_table_differences(shipped_config):
+    config = shipped_config
     board = {r["method"]: r.get("reported") or {} for r in load_leaderboard(config)["rows"]}
     roberta = {m: gains.get("roberta-base", {}) for m, gains in board.items()}
     bert = {m: gains["bert-base-uncased"] for m, gains in board.items() if "bert-base-uncased" in gains}

@@ -4,6 +4,7 @@ workflow. Then `make report` on fake report pages, rendered headless in Chromium
 front page's own content lies beside nothing of Snakemake's workflow graph, and the bill's totals on it are the
 bill's table's."""
 import ast
+import copy
 import html
 import json
 import os
@@ -15,13 +16,12 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from sentaug.report.bill_page import bill_totals, built_rows, projected_rows
 from sentaug.report.front_page import front_page_rst, paper_rows
 from sentaug.report.tables import write_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
 WIDTHS = (1280, 1400, 1920)
 
@@ -134,15 +134,14 @@ setTimeout(function () {
 
 
 @pytest.fixture(scope="module")
-def built_report(tmp_path_factory):
+def built_report(tmp_path_factory, shipped_config):
     """`make report` on fake report pages (the report only needs the marked files) and two paper tables with
     known differences: (results folder, report.html)."""
     from sentaug.workflow import Workflow
 
     tmp = tmp_path_factory.mktemp("report")
     results, report = tmp / "R", tmp / "report.html"
-    for page in Workflow(yaml.safe_load((ROOT / "config.yaml").read_text()), results=str(results)) \
-            .report_pages().values():
+    for page in Workflow(copy.deepcopy(shipped_config), results=str(results)).report_pages().values():
         Path(page).parent.mkdir(parents=True, exist_ok=True)
         Path(page).write_text("<html><body>fake page</body></html>")
     _table_csv(results, "sda", "table4", [1.0, -2.0, 4.0])

@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
-import sentaug.config as sc
 from sentaug.report.pages import render_page, rst_escape
 from sentaug.report.provenance import collect, folder_digest
 from sentaug.workflow import Workflow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _json_var(page: str, name: str) -> dict:
@@ -26,11 +25,10 @@ def _json_var(page: str, name: str) -> dict:
     return json.loads(match.group(1))
 
 
-def test_the_report_lists_every_declared_table_and_figure_per_paper(tmp_path):
+def test_the_report_lists_every_declared_table_and_figure_per_paper(tmp_path, cfg):
     """Built from fake pages (the report only needs the marked files): one entry per declared table and figure
     in its paper's category, and each backbone's leaderboard, each with its caption."""
-    config = sc.load_yaml(ROOT / "config.yaml")
-    wf = Workflow({**config, "papers_dir": str(ROOT / "papers")}, results=str(tmp_path / "R"))
+    wf = Workflow(cfg, results=str(tmp_path / "R"))
     for page in wf.report_pages().values():
         Path(page).parent.mkdir(parents=True, exist_ok=True)
         Path(page).write_text("<html><body>fake page</body></html>")

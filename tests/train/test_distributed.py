@@ -67,7 +67,7 @@ def test_the_trainer_under_two_processes_matches_one_process(tmp_path, minilm_pa
     from safetensors.torch import load_file
 
     from sentaug.train.trainer import train
-    from tests.test_train import ANCHORS, POSITIVES, spec, write_backbone, write_paired_dev
+    from tests.train.test_train import ANCHORS, POSITIVES, spec, write_backbone, write_paired_dev
 
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("\n".join(ANCHORS + POSITIVES) + "\n")

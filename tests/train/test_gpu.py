@@ -13,7 +13,7 @@ of at least 32 tokens, batch 64:
 
 Data: $SENTAUG_MIRROR (wiki1m's head, STS-B dev) and $SENTAUG_MODEL_MIRROR (bert-base-uncased-tokenizer), else the
 bundled demo data and a WordPiece vocabulary of its words. SENTAUG_GPU_REHEARSAL=1 runs these tests on the CPU,
-the CUDA graph replaced by its stand-in (tests/graph_stand_in.py), with tiny models: a check of the tests
+the CUDA graph replaced by its stand-in (tests/train/graph_stand_in.py), with tiny models: a check of the tests
 themselves before a GPU run (the out-of-memory test needs CUDA's allocator and is skipped there).
 """
 import collections
@@ -38,7 +38,7 @@ from sentaug.train import trainer as trainer_module
 from sentaug.train.method import Method
 from sentaug.train.step import WARMUP_STEPS, StepRunner
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from gpu_runs import TOKENIZERS, KeptRunners, agreement, long_lines, replays, spec_for  # noqa: E402
 
@@ -103,7 +103,7 @@ def rig(tmp_path_factory):
     corpus.write_text("\n".join(long if len(long) >= STEPS * 64 else lines) + "\n", encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
         if REHEARSAL:   # the graph path on the CPU: step_path as on CUDA, the stand-in capturing and replaying
-            from tests.graph_stand_in import RecordedGraphs
+            from tests.train.graph_stand_in import RecordedGraphs
 
             step_path = trainer_module.step_path
             mp.setattr(trainer_module, "step_path", lambda mode, device, compile_backbone:
@@ -188,7 +188,7 @@ def test_two_replays_at_learning_rate_0_keep_the_weights_and_draw_new_dropout(gr
 def test_a_failed_capture_falls_back_to_eager_steps_and_says_why(rig, monkeypatch, record_property):
     spec = spec_for(CONFIG, "simcse", LENGTH, max_steps=6)
     if REHEARSAL:
-        from tests.graph_stand_in import failing
+        from tests.train.graph_stand_in import failing
 
         monkeypatch.setattr(StepRunner, "graphs", failing(None, "efficient"))
     else:

@@ -1,7 +1,7 @@
 """Several training runs on one GPU (`scales.<scale>.runs_per_gpu`): the slots that pin a run to a GPU
 (sentaug.train.gpu_share), what the workflow asks of Snakemake in each place (sentaug.snakemake_hooks.
 share_gpus), and that the Snakemake internals it relies on are still there. The cluster side is tested on
-the local SLURM cluster (tests/test_slurm.py); a local run with two GPUs' worth of slots here."""
+the local SLURM cluster (tests/workflow/test_slurm.py); a local run with two GPUs' worth of slots here."""
 import inspect
 import json
 import os
@@ -17,7 +17,7 @@ import yaml
 from sentaug.snakemake_hooks import share_gpus
 from sentaug.train import gpu_share
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GPUS = ["0", "1"]      # what CUDA_VISIBLE_DEVICES=0,1 shows a job (a run sees only its own GPU once pinned)
 
 

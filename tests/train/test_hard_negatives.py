@@ -12,7 +12,7 @@ from sentaug.data.nli import NLITriplet
 from sentaug.data.triplets import write_triplets
 from sentaug.train.sources import TrainingData, training_data
 from sentaug.train.trainer import batch_order, train
-from tests.test_methods_train import CONFIG, CORPUS, make_cache, setup, spec_for  # noqa: F401 (fixture)
+from tests.train.test_methods_train import CONFIG, CORPUS, make_cache, setup, spec_for  # noqa: F401 (fixture)
 
 
 def nll(pos, negs, tau):
@@ -136,7 +136,7 @@ def test_cached_negative_variants_read_their_augmentation_cache():
 
 def test_a_papers_recipe_sets_a_methods_objectives_at_paper_scale():
     """AugCSE Table 10: lambda 5e-3 for BERT-base, 1e-4 for RoBERTa-base (papers/augcse.yaml's recipe)."""
-    paper = sc.load_paper({**CONFIG, "papers_dir": str(__import__("pathlib").Path(__file__).parents[1] / "papers")},
+    paper = sc.load_paper({**CONFIG, "papers_dir": str(__import__("pathlib").Path(__file__).parents[2] / "papers")},
                           "augcse")
     def weight(backbone, scale):
         return sc.train_spec(CONFIG, paper, backbone, "augcse", 42, scale=scale)["objectives"][0]["weight"]

@@ -11,9 +11,9 @@ from transformers import AutoModel, AutoTokenizer
 from sentaug import config as sc
 from sentaug.augment.cards import switch_case
 from sentaug.train.trainer import batch_order, train
-from tests.test_train import ANCHORS, POSITIVES, write_backbone
+from tests.train.test_train import ANCHORS, POSITIVES, write_backbone
 
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
 CORPUS = [f"{a} and then some {i}" for i, a in enumerate(ANCHORS)] + [a.upper() for a in ANCHORS]
 

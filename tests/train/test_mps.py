@@ -72,7 +72,7 @@ def test_started_once_for_every_visible_gpu_pointed_at_then_stopped(control):
 
 def test_the_runs_of_a_group_starting_together_start_one_daemon(control):
     code = "from sentaug.train import mps; import os; mps.start(log=open(os.devnull, 'w'))"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env) for _ in range(3)]
     assert [p.wait() for p in procs] == [0, 0, 0]
     assert starts(control) == ["0,1"]

@@ -21,12 +21,12 @@ from sentaug.catalog import part_rows
 from sentaug.parts import registry
 from sentaug.snakemake_hooks import part_plugin_modules, plugin_file
 from sentaug.train.trainer import batch_order, train
-from tests.test_hard_negatives import nll
-from tests.test_methods_train import CONFIG, CORPUS, setup, spec_for  # noqa: F401 (setup: a fixture)
+from tests.train.test_hard_negatives import nll
+from tests.train.test_methods_train import CONFIG, CORPUS, setup, spec_for  # noqa: F401 (setup: a fixture)
 from tests.test_plugins import install as install_plugin
 from tests.test_plugins import plugin_site
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "alignment_uniformity"
 GROUP = "group sentaug.parts"
 
@@ -109,8 +109,7 @@ def test_parts_that_do_not_go_together_are_refused(method, message):
         parts.compose({"method": "m", **method})
 
 
-def test_the_config_schema_asks_the_registry():
-    cfg = sc.load_yaml(ROOT / "config.yaml")
+def test_the_config_schema_asks_the_registry(cfg):
     cfg["methods"]["mine"] = {"positive": {"source": "dropout"}, "objectives": [{"name": "mlmm"}]}
     # named as what it is (an objective), the closest registered one first (sentaug.choices)
     with pytest.raises(sc.ConfigError, match=r"^config key 'methods.mine.objectives.0.name': unknown objective 'mlmm' "
@@ -158,7 +157,7 @@ def install(site: Path, dist: str, entry_points: dict, modules: dict) -> None:
     install_plugin(site, dist, entry_points, modules, group=registry.ENTRY_POINT_GROUP)
 
 
-def test_an_installed_plugin_is_found_by_its_entry_point_and_planned_like_a_built_in_part(site):
+def test_an_installed_plugin_is_found_by_its_entry_point_and_planned_like_a_built_in_part(site, cfg):
     install(site, "plug-norm", {"mean_norm": "plug_norm"}, {"plug_norm": PLUG})
     cls = parts.get("objective", "mean_norm")
     assert cls.origin == f"entry point 'mean_norm = plug_norm' of plug-norm 1.0, {GROUP}"
@@ -171,15 +170,13 @@ def test_an_installed_plugin_is_found_by_its_entry_point_and_planned_like_a_buil
     assert part_plugin_modules({**method, "objectives": [{"name": "mlm"}]}) == []
     assert parts.compose(method).objectives[0].settings == {"weight": 1.0, "power": 2.0}
     # the schema knows it: its settings are checked with the key
-    cfg = sc.load_yaml(ROOT / "config.yaml")
     cfg["methods"]["m"] = {"positive": {"source": "dropout"}, "objectives": [{"name": "mean_norm", "power": -1}]}
     with pytest.raises(sc.ConfigError, match=r"'methods.m.objectives.0.power': -1 is less than the minimum of 0"):
         sc.validate(cfg)
 
 
-def test_a_module_the_config_names_registers_its_parts(site):
+def test_a_module_the_config_names_registers_its_parts(site, cfg):
     (site / "plug_named.py").write_text(textwrap.dedent(PLUG))
-    cfg = sc.load_yaml(ROOT / "config.yaml")
     cfg["methods"]["m"] = {"positive": {"source": "dropout"}, "objectives": [{"name": "mean_norm"}]}
     with pytest.raises(sc.ConfigError, match=r"'methods.m.objectives.0.name': unknown objective 'mean_norm'; valid: "
                                              r"discriminator, mlm, virtual_augmentation$"):
@@ -271,7 +268,7 @@ def test_a_plugin_entry_point_that_fails_to_import_names_its_distribution(site):
 def test_the_bill_prices_a_plugin_part_as_simcse_and_says_so(site):
     from sentaug.workflow import cost
     from sentaug.workflow.step_times import StepTimes
-    from tests.test_cost import TABLE
+    from tests.workflow.test_cost import TABLE
 
     install(site, "plug-norm", {"mean_norm": "plug_norm"}, {"plug_norm": PLUG})
     times = StepTimes("test", json.loads(json.dumps(TABLE)))

@@ -15,7 +15,7 @@ from sentaug.models.backbones import resolve_tokenizer
 from sentaug.train.method import encode_mixed
 from sentaug.train.sources import TrainingData
 from sentaug.train.trainer import train
-from tests.test_train import ANCHORS, POSITIVES, setup, spec, write_backbone  # noqa: F401  (fixture)
+from tests.train.test_train import ANCHORS, POSITIVES, setup, spec, write_backbone  # noqa: F401  (fixture)
 
 BPE = resolve_tokenizer("bundled:demo-bpe")     # byte-level BPE (RoBERTa's kind), bundled
 TEXTS = ["the river flows north .", "Two Dogs play in the park"]

@@ -10,7 +10,7 @@ from transformers import AutoModel, AutoTokenizer
 from sentaug import config as sc
 from sentaug.train.sources import TrainingData
 from sentaug.train.trainer import batch_order, train
-from tests.test_methods_train import CONFIG, CORPUS, make_cache, setup, spec_for  # noqa: F401 (fixture)
+from tests.train.test_methods_train import CONFIG, CORPUS, make_cache, setup, spec_for  # noqa: F401 (fixture)
 
 TAU = 0.05
 

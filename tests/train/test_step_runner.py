@@ -1,4 +1,4 @@
-"""`StepRunner`'s graph path on the CPU, its CUDA graph replaced by a recorded stand-in (tests/graph_stand_in.py):
+"""`StepRunner`'s graph path on the CPU, its CUDA graph replaced by a recorded stand-in (tests/train/graph_stand_in.py):
 which steps run eagerly (the warm-up, a batch that is not full, another shape), the static inputs refilled
 before every replay, the graph's gradient buffers put back after an eager step, a failed capture falling back
 to eager steps with its reason, and the counts in `train_summary.json`. Every step is checked against a plain
@@ -12,8 +12,8 @@ import torch
 from sentaug.train import trainer as trainer_module
 from sentaug.train.inputs import StepInputs
 from sentaug.train.step import StepRunner
-from tests.graph_stand_in import RecordedGraphs, failing
-from tests.test_methods_train import CORPUS, setup, spec_for  # noqa: F401 (setup: a fixture)
+from tests.train.graph_stand_in import RecordedGraphs, failing
+from tests.train.test_methods_train import CORPUS, setup, spec_for  # noqa: F401 (setup: a fixture)
 
 
 def batch(step: int, rows: int = 8, full: bool = True, layout: tuple = ()) -> StepInputs:

@@ -13,7 +13,7 @@ from sentaug.train.trainer import load_backbone, train
 
 from .test_train import ANCHORS, POSITIVES, setup, spec, write_backbone  # noqa: F401  (fixture)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("proportion,expected", [(0.0, 0), (0.25, 8), (0.5, 16), (0.8, 26), (1.0, 32)])
@@ -96,8 +96,7 @@ def test_dropout_reaches_the_masked_lm_backbone_too(tmp_path, minilm_path):
     assert lm_head is not None and _dropout_rates(model) == {0.05}
 
 
-def test_the_sweep_settings_resolve_as_method_variants():
-    cfg = sc.load_yaml(ROOT / "config.yaml")
+def test_the_sweep_settings_resolve_as_method_variants(cfg):
     s = sc.train_spec(cfg, None, "roberta-base", "sda_pi~positive.proportion=0.5~train.dropout=0.2", 1,
                       scale="demo")
     assert s["positive"]["proportion"] == 0.5 and s["dropout"] == 0.2

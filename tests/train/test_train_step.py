@@ -19,7 +19,7 @@ from sentaug.train.method import Method
 from sentaug.train.sources import training_data
 from sentaug.train.step import LossTally
 from sentaug.train.trainer import learning_rates_on, load_backbone, step_path, train
-from tests.test_methods_train import CORPUS, make_cache, setup, spec_for  # noqa: F401 (setup: a fixture)
+from tests.train.test_methods_train import CORPUS, make_cache, setup, spec_for  # noqa: F401 (setup: a fixture)
 
 WIDTH = 24
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from sentaug.snakemake_hooks import augmentation_module, code_digest, code_files, module_closure
 from tests.workflow_runs import job_counts, snakemake
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
 
 # A package laid out like ours: lazy imports inside functions, relative imports of several levels, an

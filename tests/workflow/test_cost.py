@@ -15,7 +15,7 @@ from sentaug.workflow import cost
 from sentaug.workflow.step_times import (StepTimes, flops_per_token, known_devices, run_parts, table_from_benchmark,
                                          write_table)
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BASE = {"layers": 12, "hidden": 768, "intermediate": 3072}
 # Round numbers, so that every expectation below can be computed by hand.
 TABLE = {"device": "Test GPU", "source": "tests", "length": 32,
@@ -34,10 +34,8 @@ def times():
 
 
 @pytest.fixture(scope="module")
-def paper():
-    cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
-    cfg["scale"] = "paper"
-    return Workflow(cfg, results="/nonexistent/results")
+def paper(shipped_config):
+    return Workflow({**copy.deepcopy(shipped_config), "scale": "paper"}, results="/nonexistent/results")
 
 
 def test_flops_per_token_match_the_benchmarks_flop_counter():

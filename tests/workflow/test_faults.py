@@ -21,7 +21,7 @@
 | target; a scale, suite, command, board, source, page    | Snakemake's preamble; no traceback; nothing built   |
 | on the command line or in --config                      |                                                     |
 
-The SLURM faults (a requeued job) are in tests/test_slurm.py.
+The SLURM faults (a requeued job) are in tests/workflow/test_slurm.py.
 """
 import hashlib
 import http.server
@@ -48,7 +48,7 @@ from safetensors.torch import load_file, save_file
 from sentaug.data.download import DownloadError, fetch
 from sentaug.train.checkpoint import Checkpoints, DivergenceGuard, TrainingDiverged
 from sentaug.train.trainer import batch_order, spec_digest, train
-from tests.test_train import ANCHORS, POSITIVES, spec, write_backbone, write_paired_dev
+from tests.train.test_train import ANCHORS, POSITIVES, spec, write_backbone, write_paired_dev
 from tests.workflow_runs import (LONG_RUN, LONG_THREADS, ROOT, checkpoint_steps, differing_tensors,
                                  isolated_workdir, long_override, snakemake_env)
 

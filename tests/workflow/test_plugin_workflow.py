@@ -20,7 +20,7 @@ from scipy.stats import t as student_t
 
 from tests.workflow_runs import DEMO_TRAIN, job_counts, snakemake
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "negation"
 CONFIG = EXAMPLE / "negation.yaml"
 METHODS = {"simcse": "SimCSE", "sda_pi": "SDA (punctuation insertion)",

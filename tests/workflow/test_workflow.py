@@ -17,7 +17,7 @@ from scipy.stats import spearmanr
 
 from tests.workflow_runs import job_counts, snakemake
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 METHODS = ["simcse", "sda_pi", "sda_aa", "sda_dn"]
 BACKBONES = {"bert-base-uncased": "tiny-bert", "roberta-base": "tiny-roberta"}
 

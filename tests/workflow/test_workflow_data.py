@@ -2,20 +2,12 @@
 sources above it, GLUE per task; and the memoised training specs the DAG's input functions ask for."""
 from pathlib import Path
 
-import pytest
 
 import sentaug.config as sc
 from sentaug.evaluate.suites import SUITES
 from sentaug.workflow import Workflow, data_folders
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(scope="module")
-def cfg():
-    config = sc.load_yaml(ROOT / "config.yaml")
-    config["papers_dir"] = str(ROOT / "papers")
-    return config
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_suites_read_the_scales_own_data(cfg):

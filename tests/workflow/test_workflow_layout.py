@@ -8,15 +8,10 @@ import sentaug.config as sc
 from sentaug.report.figures import caption
 from sentaug.workflow import Workflow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def cfg():
-    config = sc.load_yaml(ROOT / "config.yaml")
-    config["papers_dir"] = str(ROOT / "papers")
-    config["scales"]["demo"]["seeds"] = [1, 2]   # two seeds: every input list shows one path per seed
-    return config
+DEMO_SEEDS = [1, 2]      # two seeds: every input list shows one path per seed (the shared `cfg` fixture)
 
 
 def at_scale(cfg, scale):

@@ -7,7 +7,7 @@ pool, which is a subset of the corpus) with the same tokenizer. `sentaug tokeniz
 Exactness: a text's ids do not depend on the other texts of its batch, so padding the ids of each text
 (tokenized alone, truncated to `max_length`) to the longest one of the batch, on the tokenizer's padding
 side, gives exactly the `input_ids` and `attention_mask` of `tokenizer(texts, padding=True,
-truncation=True, max_length=max_length)` (tests/test_tokens.py checks it). Texts missing from the tables
+truncation=True, max_length=max_length)` (tests/models/test_tokens.py checks it). Texts missing from the tables
 (positives drawn on the fly, e.g. CARDS's switch-case) are tokenized per batch, as before.
 
 A token file (`.npz`) holds the distinct texts (UTF-8 bytes + offsets), their ids (uint16 when the
