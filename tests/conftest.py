@@ -5,7 +5,7 @@ tests/models, tests/index, tests/train, tests/evaluate, tests/report, tests/work
 own modules (cli, docs, plugins, choices, job_server, the import graph, setup) are tested here at the top.
 
 Real-data tests are marked `mirror` and need $SENTAUG_MIRROR (a folder laid out like ../shared/data); the models
-stay offline. Tests that build through Snakemake are marked `slow`."""
+stay offline. Tests that build through Snakemake are marked `slow` (`make test FAST=1` leaves them out)."""
 import copy
 import os
 import shutil
