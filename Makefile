@@ -3,13 +3,14 @@
 #
 #   make demo     every declared table and figure at demo scale (Snakemake's default target `all`), then the
 #                 report (results/report.html)
-#   make test     the tests
+#   make test     the tests; `make test FAST=1` leaves out the slow ones (marker `slow`: the workflow builds
+#                 through Snakemake, minutes each) for a quick check while working. CI runs them all.
 #
 # Generated pages of docs/ (never edited by hand): make docs-cli (docs/cli.md, from the parser) and
 # make docs-results (docs/results.md, from the tables built in results/; RESULTS=... for another folder).
 #
 # Variables: CORES (default all), SNAKEFLAGS (extra Snakemake flags, e.g. --config scale=small),
-# PYTEST_ARGS (e.g. tests/test_download.py -q), REPORT (the report's file, default results/report.html).
+# PYTEST_ARGS (e.g. tests/data/test_download.py -q), REPORT (the report's file, default results/report.html).
 # To add a step to `make demo` (a report, a leaderboard), write a .PHONY target for it and append its name to
 # DEMO_STEPS (DEMO_STEPS += demo-report); the steps run one after the other, in the order listed.
 
@@ -19,6 +20,7 @@ SNAKEMAKE   := $(VENV)/bin/snakemake
 CORES       ?= all
 SNAKEFLAGS  ?=
 PYTEST_ARGS ?=
+FAST        ?=
 RESULTS     ?= results
 REPORT      ?= results/report.html
 DEMO_STEPS  := demo-build report
@@ -35,7 +37,7 @@ setup:
 	scripts/setup.sh
 
 test: | $(PYTHON)
-	$(PYTHON) -m pytest $(PYTEST_ARGS)
+	$(PYTHON) -m pytest $(if $(FAST),-m "not slow") $(PYTEST_ARGS)
 
 demo: | $(PYTHON)
 	@for step in $(DEMO_STEPS); do $(MAKE) --no-print-directory $$step || exit 1; done

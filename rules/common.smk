@@ -10,8 +10,8 @@ from pathlib import Path
 from sentaug.choices import answered
 from sentaug.report.pages import page_caption, rst_escape
 from sentaug.snakemake_hooks import (announce_first_table, augmentation_module, code_digest,
-                                     drop_local_job_rate_limit, export_job_environment, plugin_module, share_gpus,
-                                     start_job_server, stop_job_server)
+                                     drop_local_job_rate_limit, export_job_environment, part_plugin_modules,
+                                     plugin_file, plugin_module, share_gpus, start_job_server, stop_job_server)
 from sentaug.train.mps import start_for_local_run as start_mps, stop_for_local_run as stop_mps
 from sentaug.workflow import Workflow, data_folders, parse_token_key
 from sentaug.workflow.evaluations import PRETRAINED_EVALUATION, RUN_EVALUATION, pretrained_evaluation, run_evaluation
@@ -132,6 +132,17 @@ def train_runtime(w):
     return W.train_runtime(w.paper, w.backbone, w.method, w.seed)
 
 
+def _train_code(w):
+    """The trainer's modules (and those of the STS-B dev scoring it selects checkpoints with), and the plugins
+    that register a part of the run's method (the registry imports them by name, which the digest cannot follow)."""
+    return code("train/trainer.py", *map(plugin_file, part_plugin_modules(run_spec(w))))
+
+
+def _train_modules(w):
+    """--module per plugin that registers a part of the run's method: the job imports it first."""
+    return " ".join(f"--module {m}" for m in part_plugin_modules(run_spec(w)))
+
+
 def _positives(w):
     spec = run_spec(w)
     return [cache_file(aug, seed, spec["corpus"]) for aug, seed in sc.method_caches(spec)]
@@ -140,7 +151,7 @@ def _positives(w):
 def _index(w):
     """CARDS' retrieval index: built with the frozen backbone this run starts from, pooled as it evaluates."""
     spec = run_spec(w)
-    return W.index_file(spec, w.backbone) if spec["negatives"]["source"] == "retrieved" else []
+    return W.index_file(spec, w.backbone) or []       # the index its parts read (sentaug.parts), if any
 
 
 def _tokens(w):

@@ -117,7 +117,7 @@ rule tokenization_effects:
     output:
         W.pattern("tokenization_effects"),
     params:
-        code=code("augment/cards.py"),
+        code=code("augment/tokenization_effects.py"),
     message:
         "tokenization effects of switch-case ({wildcards.backbone})"
     log:

@@ -95,12 +95,12 @@ rule train:
         tokens=_tokens,
         backbone=lambda w: backbone_dir(w.backbone),
         dev=lambda w: W.dev_data(run_spec(w)),   # STS-B dev (CNSD dev for a Chinese backbone)
-        # the trainer's own modules and those of the STS-B dev scoring it selects checkpoints with
     output:
         directory(W.pattern("run")),
     params:
-        code=code("train/trainer.py"),
+        code=_train_code,
         spec=lambda w: W.spec_file(w.paper, w.backbone, w.method, w.seed),   # results/specs/<digest>.json
+        modules=_train_modules,
         positives=lambda w, input: f"--positives {input.positives}" if input.positives else "",
         index=lambda w, input: f"--index {input.index}" if input.index else "",
         tokens=lambda w, input: f"--tokens {input.tokens}" if input.tokens else "",
@@ -122,5 +122,5 @@ rule train:
         # --resume: a preempted or requeued job continues from its last checkpoint (same result). With more
         # than one GPU the launcher is torchrun, one process per GPU, each with its share of the threads.
         "OMP_NUM_THREADS={params.process_threads} {params.launcher} train --spec {params.spec} "
-        "--corpus {input.corpus} {params.positives} {params.index} {params.tokens} --backbone {input.backbone} "
-        "--dev-data {params.data} --out {output} --resume 2> {log}"
+        "--corpus {input.corpus} {params.positives} {params.index} {params.tokens} {params.modules} "
+        "--backbone {input.backbone} --dev-data {params.data} --out {output} --resume 2> {log}"

@@ -4,7 +4,7 @@
 The data are synthetic and were written for this project: every sentence comes from the small
 template grammar below (word lists + sentence templates), drawn with a fixed seed. Nothing is read
 from a public data set and nothing is downloaded. Re-running the script reproduces the committed
-files byte for byte (checked by tests/test_demo_data.py).
+files byte for byte (checked by tests/data/test_demo_data.py).
 
 The layout follows the real data mirror (../shared/data): wiki/, sts/STS1{2..6}-en-test/,
 sts/STSBenchmark/, sick/. STS-style gold scores are derived from how much of a shared meaning
@@ -439,7 +439,7 @@ GLUE, SNLI, ANLI, CNSD or the clustering and intent sets; only the **file layout
 real data mirror (`sts/`, `sick/`, `wiki/`, `transfer/`, `clustering/`, `intent/`, `glue/`, `nli/`, `cnsd/`),
 so the same readers are exercised. Do not report numbers obtained on it as results.
 
-Regenerate (byte-identical; `tests/test_demo_data.py` checks it):
+Regenerate (byte-identical; `tests/data/test_demo_data.py` checks it):
 
     .venv/bin/python scripts/make_demo_data.py
 

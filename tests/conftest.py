@@ -1,5 +1,12 @@
-"""Shared fixtures. Real-data tests are marked `mirror` and need $SENTAUG_MIRROR (a folder laid out like
-../shared/data); the models stay offline."""
+"""Shared fixtures, one definition each: the shipped configuration (`shipped_config`, and `cfg`, a copy to change),
+the tiny masked LM (`tiny_mlm`), the MiniLM tokenizer's folder, WordNet, the data mirror and the workflow builds
+(`demo_tables`, `long_reference`). The test modules are grouped as src/sentaug/ is (tests/data, tests/augment,
+tests/models, tests/index, tests/train, tests/evaluate, tests/report, tests/workflow, tests/config); the package's
+own modules (cli, docs, plugins, choices, job_server, the import graph, setup) are tested here at the top.
+
+Real-data tests are marked `mirror` and need $SENTAUG_MIRROR (a folder laid out like ../shared/data); the models
+stay offline. Tests that build through Snakemake are marked `slow` (`make test FAST=1` leaves them out)."""
+import copy
 import os
 import shutil
 import subprocess
@@ -28,7 +35,7 @@ def slurm_cluster_up() -> bool:
 
 
 def gpu_at_hand() -> bool:
-    """A CUDA device answers, or SENTAUG_GPU_REHEARSAL=1 asks for the GPU tests on the CPU (tests/test_gpu.py)."""
+    """A CUDA device answers, or SENTAUG_GPU_REHEARSAL=1 asks for the GPU tests on the CPU (tests/train/test_gpu.py)."""
     if os.environ.get("SENTAUG_GPU_REHEARSAL") == "1":
         return True
     import torch
@@ -68,6 +75,66 @@ def long_reference(tmp_path_factory):
     from tests.workflow_runs import build_long_reference
 
     return build_long_reference(tmp_path_factory.mktemp("long_reference"))
+
+
+@pytest.fixture(scope="session")
+def shipped_config() -> dict:
+    """config.yaml as shipped, parsed once, with `papers_dir` absolute (tests run from any folder): read it, never
+    change it (take `cfg` for that)."""
+    from sentaug import config as sc
+
+    return {**sc.load_yaml(ROOT / "config.yaml"), "papers_dir": str(ROOT / "papers")}
+
+
+@pytest.fixture()
+def cfg(shipped_config, request) -> dict:
+    """A copy of the shipped configuration of the test's own, free to change. A module that sets `DEMO_SEEDS`
+    (e.g. [1, 2]: every input list then shows one path per seed) gets the demo scale with those seeds."""
+    config = copy.deepcopy(shipped_config)
+    seeds = getattr(request.module, "DEMO_SEEDS", None)
+    if seeds is not None:
+        config["scales"]["demo"]["seeds"] = list(seeds)
+    return config
+
+
+@pytest.fixture(scope="session")
+def tiny_mlm(tmp_path_factory, minilm_path) -> str:
+    """The folder of a random one-layer BERT masked LM (hidden size 32) with MiniLM's uncased WordPiece tokenizer,
+    seeded: what the contextual word substitutions (AugCSE's, VaSCL's CTxt) load in place of a real masked LM."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+
+    out = tmp_path_factory.mktemp("mlm")
+    tok = AutoTokenizer.from_pretrained(minilm_path)
+    torch.manual_seed(0)
+    BertForMaskedLM(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                               intermediate_size=64, max_position_embeddings=128)).save_pretrained(out)
+    tok.save_pretrained(out)
+    return str(out)
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    """spaCy's small English pipeline (the parses of the rule-based augmentations); skipped where it is not
+    installed, with the command that installs it."""
+    from sentaug.augment.parse import SpacyModelMissing, load_nlp
+
+    try:
+        return load_nlp("en_core_web_sm")
+    except SpacyModelMissing as e:
+        pytest.skip(str(e))
+
+
+@pytest.fixture()
+def one_thread():
+    """torch on one thread for the test: tiny models run fastest so, and on a shared 2-core machine two threads
+    thrash (10x slower). A module asks for it with `pytestmark = pytest.mark.usefixtures("one_thread")`."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="session")

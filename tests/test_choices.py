@@ -1,5 +1,5 @@
 """A name that is not a valid choice is answered with the closest valid ones first (sentaug.choices); the
-Snakemake-facing code answers with the message alone (tests/test_faults.py runs the real commands)."""
+Snakemake-facing code answers with the message alone (tests/workflow/test_faults.py runs the real commands)."""
 import pytest
 
 from sentaug.choices import SHOWN, Answer, UnknownName, answered, closest_first, did_you_mean, unknown

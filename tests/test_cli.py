@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sentaug.cli import LOG_PROGRESS_INTERVAL_S
+from sentaug.progress import LOG_PROGRESS_INTERVAL_S
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -151,9 +151,10 @@ def test_the_pooler_defaults_to_the_runs_then_simcses(tmp_path):
 
 
 def test_docs_cli_md_is_generated_from_the_parser():
+    from sentaug.cli import build_parser
     from sentaug.docgen import cli_markdown
 
-    assert (ROOT / "docs/cli.md").read_text(encoding="utf-8") == cli_markdown(), "run `make docs-cli`"
+    assert (ROOT / "docs/cli.md").read_text(encoding="utf-8") == cli_markdown(build_parser), "run `make docs-cli`"
 
 
 def _listed(capsys, *argv) -> dict[str, dict]:
@@ -214,7 +215,7 @@ def test_evaluate_sts_fetches_its_data_when_none_is_given(tmp_path, minilm_path,
     """Without --data: the demo STS/SICK files are installed into $SENTAUG_DATA once, then read from there; the
     scores are those of the same evaluation given that folder, under the default pooler."""
     from sentaug.cli import main
-    from tests.test_train import write_backbone
+    from tests.train.test_train import write_backbone
 
     monkeypatch.setenv("SENTAUG_DATA", str(tmp_path / "home"))
     model = write_backbone(tmp_path / "bb", minilm_path, dropout=0.0)

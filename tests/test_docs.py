@@ -304,8 +304,8 @@ def snakemake_runs(commands: list[str]) -> tuple[dict[tuple, list[str]], list[st
 
 
 def test_every_snakemake_command_of_the_readme_and_docs_resolves_in_a_dry_run(tmp_path):
-    """Each command as written, with -n; the example plugin of docs/extending.md as `pip install -e` leaves it (its
-    module on the path, a dist-info folder declaring its entry point)."""
+    """Each command as written, with -n; the example plugins of docs/extending.md (an augmentation, a method part)
+    as `pip install -e` leaves them (each module on the path, a dist-info folder declaring its entry point)."""
     import subprocess
     import sys
 
@@ -315,11 +315,15 @@ def test_every_snakemake_command_of_the_readme_and_docs_resolves_in_a_dry_run(tm
                        if SNAKEMAKE.match(c)})
     runs, left_out = snakemake_runs(commands)
     assert len(runs) >= 5 and len(commands) - len(left_out) >= 8, (runs, left_out)
-    site = tmp_path / "site" / "sentaug_negation-0.1.0.dist-info"
-    site.mkdir(parents=True)
-    (site / "METADATA").write_text("Metadata-Version: 2.1\nName: sentaug-negation\nVersion: 0.1.0\n")
-    (site / "entry_points.txt").write_text("[sentaug.augmentations]\nnegation = sentaug_negation.negation\n")
-    env = snakemake_env([site.parent, ROOT / "examples" / "negation"])
+    site = tmp_path / "site"
+    for dist, group, entry in [("sentaug_negation", "sentaug.augmentations", "negation = sentaug_negation.negation"),
+                               ("sentaug_alignment_uniformity", "sentaug.parts",
+                                "alignment_uniformity = sentaug_alignment_uniformity.loss")]:
+        info = site / f"{dist}-0.1.0.dist-info"
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist.replace('_', '-')}\nVersion: 0.1.0\n")
+        (info / "entry_points.txt").write_text(f"[{group}]\n{entry}\n")
+    env = snakemake_env([site, ROOT / "examples" / "negation", ROOT / "examples" / "alignment_uniformity"])
     procs = {" ".join([*targets, *options]): subprocess.Popen(   # side by side: each mostly waits on its imports
         [sys.executable, "-m", "snakemake", *targets, *options, "-n", "--quiet", "rules"], cwd=ROOT, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for options, targets in runs.items()}

@@ -13,7 +13,6 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import yaml
 
 from sentaug import job_server, snakemake_hooks
 from sentaug.job_server import decline_reason
@@ -55,9 +54,9 @@ def sentaug(args, cwd, sock=None, **extra) -> subprocess.CompletedProcess:
                           text=True, timeout=300)
 
 
-def test_a_fork_writes_what_its_own_process_writes(server, tmp_path):
+def test_a_fork_writes_what_its_own_process_writes(server, tmp_path, shipped_config):
     sock, log = server
-    spec = json.dumps(yaml.safe_load((ROOT / "config.yaml").read_text())["backbones"]["tiny-bert"])
+    spec = json.dumps(shipped_config["backbones"]["tiny-bert"])
     data = tmp_path / "data"
     assert sentaug(["download", "senteval", "--origin", "demo", "--out", str(data)], tmp_path).returncode == 0
     outputs, forked = {}, log.read_text().count("forked ")
@@ -131,7 +130,7 @@ def test_the_hooks_start_a_server_only_for_local_runs_that_enable_it(tmp_path, m
                                                 str(tmp_path / "log"))
     assert job_server.ENV_SOCKET not in os.environ
     assert snakemake_hooks.start_job_server(local, True, str(tmp_path / "log"))
-    (process, folder), = snakemake_hooks._JOB_SERVER
+    (process, folder), = snakemake_hooks.job_environment._JOB_SERVER
     sock = Path(os.environ[job_server.ENV_SOCKET])
     assert sock.parent == Path(folder)
     snakemake_hooks.stop_job_server()

@@ -37,29 +37,33 @@ SHOUT = '''
 
 @pytest.fixture()
 def site(tmp_path, monkeypatch):
-    """A folder on sys.path to install plugins into, and a registry that forgets them afterwards."""
     registry.names()                                  # the built-in families, imported once for good
+    yield from plugin_site(tmp_path, monkeypatch, registry, ("plug", "sentaug_negation"))
+
+
+def plugin_site(tmp_path, monkeypatch, registry, modules: tuple[str, ...]):
+    """A folder on sys.path to install plugins into, and a `registry` (module) that forgets them afterwards: its
+    registrations, and the imported modules whose names start with one of `modules`."""
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
-    monkeypatch.setattr(registry, "_loaded", False)   # the next lookup reads the entry points again
+    monkeypatch.setattr(registry._PLUGINS, "loaded", False)   # the next lookup reads the entry points again
     folder = tmp_path / "site"
     folder.mkdir()
     monkeypatch.syspath_prepend(str(folder))
     before = set(sys.modules)
     yield folder
     for name in set(sys.modules) - before:
-        if name.startswith(("plug", "sentaug_negation")):
+        if name.startswith(modules):
             del sys.modules[name]
 
 
-def install(site: Path, dist: str, entry_points: dict, modules: dict) -> None:
-    """What `pip install` leaves: the modules and a dist-info folder declaring their entry points."""
+def install(site: Path, dist: str, entry_points: dict, modules: dict, group: str = registry.ENTRY_POINT_GROUP):
+    """What `pip install` leaves: the modules and a dist-info folder declaring their entry points in `group`."""
     for name, code in modules.items():
         (site / f"{name}.py").write_text(textwrap.dedent(code))
     info = site / f"{dist.replace('-', '_')}-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[sentaug.augmentations]\n" +
-                                           "".join(f"{k} = {v}\n" for k, v in entry_points.items()))
+    (info / "entry_points.txt").write_text(f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entry_points.items()))
     importlib.invalidate_caches()
 
 
@@ -171,8 +175,7 @@ def test_an_augmentation_returning_what_a_cache_cannot_hold_names_itself_and_the
     assert not out.exists() and not out.with_suffix(".json").exists()      # nothing half-written
 
 
-def test_a_method_naming_an_unknown_augmentation_lists_the_declared_ones():
-    cfg = sc.load_yaml(ROOT / "config.yaml")
+def test_a_method_naming_an_unknown_augmentation_lists_the_declared_ones(cfg):
     cfg["methods"]["mine"] = {"positive": {"source": "cache", "augmentation": "negaton"}}
     with pytest.raises(sc.ConfigError) as raised:
         sc.validate(cfg)
@@ -184,8 +187,7 @@ def test_a_method_naming_an_unknown_augmentation_lists_the_declared_ones():
                        "sentaug list augmentations)")
 
 
-def test_an_augmentation_whose_op_no_module_registers_lists_the_registered_ones():
-    cfg = sc.load_yaml(ROOT / "config.yaml")
+def test_an_augmentation_whose_op_no_module_registers_lists_the_registered_ones(cfg):
     cfg["augmentations"]["mine"] = {"op": "no_plugin_registers_this"}
     with pytest.raises(sc.ConfigError) as raised:
         sc.validate(cfg)

@@ -1,5 +1,5 @@
 """Running the workflow from tests: one Snakemake command line, and the demo-scale build of SDA Tables 3 and 4
-that several test modules share (built once per session: tests/test_workflow.py checks it, tests/test_slurm.py
+that several test modules share (built once per session: tests/workflow/test_workflow.py checks it, tests/workflow/test_slurm.py
 compares the cluster's build with it)."""
 import os
 import re

@@ -1,4 +1,4 @@
-"""`sentaug list tables|figures|methods|augmentations`: what the workflow can build, each target's path, and
+"""`sentaug list tables|figures|methods|augmentations|parts`: what the workflow can build, each target's path, and
 whether it is built and at which scale.
 
 Everything is read from the configuration (config.yaml, papers/*.yaml) and from the outputs themselves, never
@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
-KINDS = ("tables", "figures", "methods", "augmentations")
+KINDS = ("tables", "figures", "methods", "augmentations", "parts")
 NOT_BUILT = "not built"
 
 
@@ -117,7 +117,28 @@ def augmentation_rows(wf) -> list[dict]:
     return rows
 
 
-ROWS = {"tables": table_rows, "figures": figure_rows, "methods": method_rows, "augmentations": augmentation_rows}
+def part_rows(wf) -> list[dict]:
+    """Every registered method part (sentaug.parts; plugins included), by kind, with its settings and defaults:
+    what a method of your own can name."""
+    from . import config as sc
+    from . import parts
+
+    parts.load_modules(sc.part_modules(wf.config))
+    rows = []
+    for kind, k in parts.KINDS.items():
+        for name in parts.names(kind):
+            part = parts.get(kind, name)
+            settings = ", ".join(f"{s}={p.default}" for s, p in {**k.common, **part.params}.items())
+            origin = "" if part.origin == "sentaug" else f"plugin {part.__module__}; "
+            rows.append({"name": name, "what": f"{k.noun}; {origin}{part.description}"
+                                               + (f" ({settings})" if settings else ""),
+                         "path": f"{k.key}: " + (f"[{{{k.field}: {name}}}]" if k.many else f"{{{k.field}: {name}}}"),
+                         "built": "-"})
+    return rows
+
+
+ROWS = {"tables": table_rows, "figures": figure_rows, "methods": method_rows, "augmentations": augmentation_rows,
+        "parts": part_rows}
 
 
 def format_rows(rows: list[dict], width: int = 60) -> str:
@@ -145,7 +166,8 @@ def cmd_list(a):
 
 def add_list_command(sub) -> None:
     ls = sub.add_parser("list", help="what the workflow can build (tables, figures, methods, augmentations): "
-                                     "each target's path, and the scale it is built at")
+                                     "each target's path, and the scale it is built at; or the parts a method "
+                                     "can name (parts)")
     ls.add_argument("what", choices=KINDS, metavar="KIND", help=", ".join(KINDS))
     ls.add_argument("--config", default="config.yaml", help="the workflow's configuration (default: config.yaml)")
     ls.add_argument("--results", default="results", help="the results folder (default: results)")

@@ -15,17 +15,15 @@ import os
 import sys
 
 from . import __version__
-from .augment.registry import PluginError
 from .catalog import add_list_command
 from .choices import Answer, UnknownName
 from .cli_args import Parser, group_commands, hidden_alias, load_spec, model_arg, pooler_arg, spec_arg
 from .docgen import add_docs_commands
 from .evaluate.cli import add_evaluate_commands
+from .plugins import PluginError
+from .progress import space_progress_in_logs
 from .report.cli import add_report_commands
 from .workflow.bill import add_cost_command
-
-# Seconds between two redraws of a progress bar whose stream is not a terminal (a job's log file).
-LOG_PROGRESS_INTERVAL_S = 30
 
 DESCRIPTION = ("Reproduce and compare contrastive sentence embeddings trained with data augmentation (VaSCL, "
                "CARDS, CLEAR, AugCSE, SDA). The Snakemake workflow runs these commands; `sentaug list tables` "
@@ -94,9 +92,13 @@ def cmd_augment(a):
 
 def cmd_train(a):
     from .train.gpu_share import pin_from_environment
+    from .train.mps import start as start_mps
 
-    pin_from_environment()      # runs sharing GPUs: this run's GPU, chosen before torch starts CUDA
+    pin_from_environment(start_mps)      # runs sharing GPUs: this run's GPU, chosen before torch starts CUDA
+    from .parts import load_modules
     from .train.trainer import train
+
+    load_modules(a.module, origin="sentaug train --module")
 
     train(load_spec(a.spec), corpus=a.corpus, positives=a.positives, backbone=a.model,
           dev_data=a.dev_data, out=a.out, resume=a.resume, index=a.index, tokens=a.tokens or (),
@@ -166,7 +168,7 @@ def cmd_project(a):
 
 
 def cmd_tokenization_effects(a):
-    from .augment.cards import tokenization_effects_cli
+    from .augment.tokenization_effects import tokenization_effects_cli
 
     tokenization_effects_cli(a.corpus, a.tokenizer, a.out, context=a.context)
 
@@ -254,6 +256,8 @@ def build_parser() -> Parser:
     t.add_argument("--positives", nargs="+", metavar="FILE.parquet",
                    help="augmentation caches the method reads, in the order sentaug.config.method_caches gives")
     t.add_argument("--index", help="retrieval index (.npz) for methods with retrieved negatives")
+    t.add_argument("--module", action="append", metavar="MODULE",
+                   help="import this module first: a plugin that registers method parts (config parts.modules)")
     model_arg(t, "the backbone to start from (a folder in Hugging Face layout)", alias=True)
     t.add_argument("--dev-data", required=True, help="data folder holding STS-B dev (sts/STSBenchmark)")
     t.add_argument("--out", required=True, help="the run folder to write")
@@ -358,25 +362,11 @@ def build_parser() -> Parser:
     co.add_argument("--spacy-model", default="en_core_web_sm", help="spaCy pipeline (default: en_core_web_sm)")
     co.set_defaults(func=cmd_conformance)
 
-    add_docs_commands(sub)
+    add_docs_commands(sub, build_parser)
     rules = [name for name in sub.choices if name not in (*FOR_PEOPLE, *FOR_MAINTAINERS)]
     group_commands(p, {"commands for people": list(FOR_PEOPLE), "commands the workflow's rules run": rules,
                        "commands that write docs/ (make docs-cli, make docs-results)": list(FOR_MAINTAINERS)})
     return p
-
-
-def space_progress_in_logs() -> None:
-    """Redraw progress bars every LOG_PROGRESS_INTERVAL_S seconds when stderr is not a terminal.
-
-    A job's stderr is its log file, where tqdm's redraws (up to ten a second) pile up: 90 KB of them for one
-    small-scale GLUE evaluation, one per step of a paper-scale training. tqdm takes its defaults from TQDM_*
-    variables when it is first imported, which no handler has done yet (they import lazily), and child
-    processes (torchrun's, worker pools) inherit them. A minimum interval the user set wins. The maximum
-    follows the minimum: below it (tqdm's 10 s), tqdm's monitor thread redraws a bar that has not been drawn
-    for that long with its old count, a frame that says nothing new."""
-    if not sys.stderr.isatty():
-        minimum = os.environ.setdefault("TQDM_MININTERVAL", str(LOG_PROGRESS_INTERVAL_S))
-        os.environ.setdefault("TQDM_MAXINTERVAL", minimum)
 
 
 def main(argv: list[str] | None = None) -> int:

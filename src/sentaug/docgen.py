@@ -11,6 +11,7 @@ drift from what they describe.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 from pathlib import Path
@@ -86,8 +87,8 @@ def _commands(parser, path=()):
                 yield from _commands(sub, (*path, name))
 
 
-def cli_markdown() -> str:
-    from .cli import build_parser
+def cli_markdown(build_parser) -> str:
+    """docs/cli.md: the parser that `build_parser()` makes (`sentaug.cli.build_parser`), every command's help."""
     from .cli_args import Formatter
 
     with _columns(Formatter.WIDTH):
@@ -211,8 +212,8 @@ def write_page(text: str, out: str | os.PathLike) -> None:
     print(f"wrote {out}")
 
 
-def cmd_generate_docs(a):
-    write_page(cli_markdown() if a.page == "cli" else results_markdown(a.config, a.results), a.out)
+def cmd_generate_docs(a, build_parser):
+    write_page(cli_markdown(build_parser) if a.page == "cli" else results_markdown(a.config, a.results), a.out)
 
 
 def doc_pages() -> dict[str, Path]:
@@ -242,29 +243,31 @@ def docs_index() -> str:
     return "\n".join(lines)
 
 
-def page_text(name: str) -> str:
-    """The text of page `name` (`sentaug docs` lists them); the command line's reference is generated from this
-    parser where there is no docs/ folder."""
+def page_text(name: str, build_parser) -> str:
+    """The text of page `name` (`sentaug docs` lists them); the command line's reference is generated from the
+    parser `build_parser()` makes where there is no docs/ folder."""
     from .choices import UnknownName
 
     pages = doc_pages()
     if name in pages:
         return pages[name].read_text(encoding="utf-8")
     if name == "cli":
-        return cli_markdown()
+        return cli_markdown(build_parser)
     raise UnknownName("page", name, pages or ["cli"], full_list="sentaug docs")
 
 
-def cmd_docs(a):
-    print(docs_index() if a.page is None else page_text(a.page), end="" if a.page else "\n")
+def cmd_docs(a, build_parser):
+    print(docs_index() if a.page is None else page_text(a.page, build_parser), end="" if a.page else "\n")
 
 
-def add_docs_commands(sub) -> None:
+def add_docs_commands(sub, build_parser) -> None:
+    """`sentaug docs` and `sentaug generate-docs`; `build_parser`: the command line's parser, which docs/cli.md
+    describes (given, so that this module need not import the command line that imports it)."""
     d = sub.add_parser("docs", help="the documentation: every page with its title, or one page printed (sentaug "
                                     "docs scales); nothing is written")
     d.add_argument("page", nargs="?", metavar="PAGE", help="a page: readme, or a page of docs/ by its name (papers, "
                                                           "scales, data, evaluation, cli, ...)")
-    d.set_defaults(func=cmd_docs)
+    d.set_defaults(func=functools.partial(cmd_docs, build_parser=build_parser))
 
     g = sub.add_parser("generate-docs", help="write a generated page of docs/: cli (this command line) or results "
                                              "(every table built, beside the paper's); make docs-cli and docs-results")
@@ -272,4 +275,4 @@ def add_docs_commands(sub) -> None:
     g.add_argument("--out", required=True, help="the Markdown page (docs/cli.md, docs/results.md)")
     g.add_argument("--config", default="config.yaml", help="results: the workflow's configuration")
     g.add_argument("--results", default="results", help="results: the results folder (default: results)")
-    g.set_defaults(func=cmd_generate_docs)
+    g.set_defaults(func=functools.partial(cmd_generate_docs, build_parser=build_parser))

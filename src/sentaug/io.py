@@ -1,4 +1,4 @@
-"""Small I/O helpers shared by every stage: atomic writes, JSON, hashing.
+"""Small I/O helpers shared by every stage: atomic writes, JSON, hashing, texts packed into arrays.
 
 Every output of the workflow is written through `atomic_path` / `atomic_dir`, so an interrupted or failed
 step never leaves a half-written file at the target path (Snakemake would otherwise treat it as done).
@@ -73,3 +73,20 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
         while block := f.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+def pack_texts(texts: list[str]):
+    """UTF-8 bytes and offsets [n + 1] (numpy arrays, for an .npz): compact, where a numpy unicode array pads
+    every string to the longest."""
+    import numpy as np
+
+    encoded = [t.encode("utf-8") for t in texts]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+
+def unpack_texts(data, offsets) -> list[str]:
+    """The texts `pack_texts` packed."""
+    raw = data.tobytes()
+    return [raw[a:b].decode("utf-8") for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]

@@ -113,7 +113,7 @@ def serve(path: str, preload=PRELOAD) -> None:
     parent = os.getppid()
     os.environ.update({v: SERVER_THREADS for v in THREAD_VARIABLES})   # read by the libraries as they load
     environ, path_list = dict(os.environ), list(sys.path)      # what a job must match
-    from .cli import space_progress_in_logs
+    from .progress import space_progress_in_logs
 
     space_progress_in_logs()          # as every job does before its first import of tqdm (which reads it once)
     started = time.perf_counter()

@@ -47,27 +47,19 @@ tokenizes it as in its line (leading space except at the start), which for singl
 tokenizing the whole line. The collator draws the words with v2's rule; ``version="v1"`` instead spends
 ``max(1, round(p * n))`` switches on the eligible words of the right type.
 
-Table 1 (`classify`, `tokenization_effects`): the tokens before (A) and after (B) the switch of one word are
-* substitution: same count, all but the first token equal;
-* division: B has more tokens and A[1:] is a suffix of B (the first token was split);
-* fusion: B has fewer tokens and B[1:] is a suffix of A (the first token absorbed the next ones);
-* regrouping: any other change (token boundaries move);
-* unchanged: A == B (an uncased tokenizer).
+Which words the Table 5 variants switch depends on how the tokenizer splits them (`sentaug.augment.cards_words`:
+Table 1's effects); CARDS Table 1 itself is `sentaug.augment.tokenization_effects`.
 """
 from __future__ import annotations
 
-import functools
-import json
 import random
 import re
-from collections import Counter
-from typing import Iterable, Sequence
+from typing import Sequence
 
+from .cards_words import WordTokenizer, classify, word_tokenizer
 from .registry import Param, register
 from .token_sequences import encode_tokens
 
-EFFECTS = ("substitution", "division", "fusion", "regrouping")
-DIRECTIONS = ("lower_to_upper", "upper_to_lower")
 _WORD = re.compile(r"[^ ]+")
 _VERSIONS = ("v1", "v2")
 
@@ -75,16 +67,6 @@ _VERSIONS = ("v1", "v2")
 # --------------------------------------------------------------------------------------------------
 # Switch-case on text
 # --------------------------------------------------------------------------------------------------
-def switchable(word: str) -> bool:
-    """A word whose first character is a cased letter whose case can be flipped one-for-one."""
-    c = word[:1]
-    return bool(c) and c.lower() != c.upper() and len(c.swapcase()) == 1 and c.swapcase().swapcase() == c
-
-
-def flip(word: str) -> str:
-    return word[0].swapcase() + word[1:]
-
-
 VERSIONS_HELP = "v1: max(1, round(p*n)) switches among the eligible words; v2: each token with probability p"
 NORMALIZATIONS = ("none", "collator")
 
@@ -120,7 +102,7 @@ def choose(words: Sequence[str], rng: random.Random, p: float, version: str, ok)
     return [i for i, w in enumerate(words) if rng.random() < p and ok(w)]
 
 
-def _words(text: str) -> list[re.Match]:
+def split_words(text: str) -> list[re.Match]:
     """The collator's words: runs of characters other than the space (tabs and newlines stay inside)."""
     return list(_WORD.finditer(text))
 
@@ -156,7 +138,7 @@ def switch_case(text: str, rng: random.Random, p: float = 0.05, version: str = "
         text = collator_text(text)
     elif normalize != "none":
         raise ValueError(f"normalize must be one of {list(NORMALIZATIONS)}, got {normalize!r}")
-    words = _words(text)
+    words = split_words(text)
     chosen = choose([m.group() for m in words], rng, p, version, eligible)
     return _replace_words(text, words, {i: collator_flip(words[i].group()) for i in chosen})
 
@@ -167,109 +149,6 @@ register("switch_case", family="cards", needs_parse=False,
          version=Param("v1", VERSIONS_HELP, choices=_VERSIONS),
          normalize=Param("none", "none: the line as written; collator: first as CARDS's collator decodes it "
                                  "(single spaces, ' .' -> '.')", choices=NORMALIZATIONS))(switch_case)
-
-
-# --------------------------------------------------------------------------------------------------
-# Tokenizer-relative analysis
-# --------------------------------------------------------------------------------------------------
-class WordTokenizer:
-    """A Hugging Face tokenizer applied one word at a time (with a leading space except line-initially),
-    memoised: a corpus has far fewer distinct words than word occurrences."""
-
-    def __init__(self, ref: str, model_mirror: str | None = None):
-        from transformers import AutoTokenizer
-
-        from ..models.backbones import resolve_tokenizer
-
-        self.path = resolve_tokenizer(ref, model_mirror)
-        try:
-            self.tok = AutoTokenizer.from_pretrained(self.path)
-        except OSError as e:
-            raise FileNotFoundError(f"tokenizer {ref!r}: cannot load {self.path} ({e.__class__.__name__})") from e
-        model = json.loads(self.tok.backend_tokenizer.to_str())["model"]
-        self.kind = model["type"]                       # BPE, WordPiece, ...
-        self.byte_level = self.kind == "BPE"
-        self.ranks = ({tuple(m.split(" ") if isinstance(m, str) else m): r for r, m in enumerate(model["merges"])}
-                      if self.kind == "BPE" else {})
-        self.vocab = self.tok.get_vocab()
-        self.tokens = functools.lru_cache(maxsize=1 << 20)(self._tokens)
-
-    def _tokens(self, word: str, initial: bool) -> tuple[str, ...]:
-        text = word if (initial or not self.byte_level) else " " + word
-        return tuple(self.tok.tokenize(text))
-
-    def pieces(self, word: str, initial: bool) -> list[str]:
-        """Pre-tokenized pieces of a word (byte-level strings for BPE), before any merge."""
-        text = word if (initial or not self.byte_level) else " " + word
-        return [s for s, _ in self.tok.backend_tokenizer.pre_tokenizer.pre_tokenize_str(text)]
-
-    def bpe(self, piece: str, rng: random.Random | None = None, dropout: float = 0.0) -> list[str]:
-        """Byte-level BPE of one pre-tokenized piece, merges skipped with probability `dropout`."""
-        symbols = list(piece)
-        while len(symbols) > 1:
-            pairs = [(self.ranks[pair], i) for i, pair in enumerate(zip(symbols, symbols[1:]))
-                     if pair in self.ranks and not (dropout and rng.random() < dropout)]
-            if not pairs:
-                break
-            _, i = min(pairs)
-            symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
-        # a symbol outside the vocabulary (cannot happen with a consistent merges/vocab pair) falls back to bytes
-        return [t for s in symbols for t in ([s] if s in self.vocab else list(s))]
-
-
-@functools.lru_cache(maxsize=8)
-def word_tokenizer(ref: str) -> WordTokenizer:
-    return WordTokenizer(ref)
-
-
-def classify(before: Sequence[str], after: Sequence[str]) -> str:
-    """Table 1's effect of switching one word, from its tokens before and after (module docstring)."""
-    a, b = list(before), list(after)
-    if a == b:
-        return "unchanged"
-    if len(a) == len(b) and a[1:] == b[1:]:
-        return "substitution"
-    if len(b) > len(a) and b[len(b) - len(a) + 1:] == a[1:]:
-        return "division"
-    if len(b) < len(a) and a[len(a) - len(b) + 1:] == b[1:]:
-        return "fusion"
-    return "regrouping"
-
-
-def word_effect(wt: WordTokenizer, word: str, initial: bool) -> str:
-    return classify(wt.tokens(word, initial), wt.tokens(flip(word), initial))
-
-
-CONTEXTS = ("isolated", "sentence")
-
-
-def tokenization_effects(lines: Iterable[str], tokenizer: str, context: str = "isolated") -> dict:
-    """CARDS Table 1 over a corpus: every switchable word occurrence is switched (one at a time) and the
-    effect on its tokenization counted, split by direction. Percentages are of all switched words (the
-    paper's rows sum to 100); switching every word is the expectation of switching a random share of them.
-
-    ``context``: ``isolated`` tokenizes each word alone, without RoBERTa's leading space; ``sentence`` as
-    it occurs in the line (leading space except line-initially). Table 1's examples are isolated
-    tokenizations (' urgency' is one token, 'urgency' is urg-ency; ' Serious' one, 'Serious' Ser-ious), and
-    on wiki1m_head the isolated shares match the paper's closely (division 6.0 vs 6.2 %, fusion 1.9 vs
-    1.8 %, regrouping 1.1 vs 1.2 % for lower-to-upper) while in-sentence ones do not (9.8, 0.14, 0.18 %):
-    `isolated` is the default for the table."""
-    if context not in CONTEXTS:
-        raise ValueError(f"context must be one of {list(CONTEXTS)}, got {context!r}")
-    wt = word_tokenizer(tokenizer)
-    counts: Counter = Counter()
-    n_lines = 0
-    for line in lines:
-        n_lines += 1
-        for j, m in enumerate(_words(line)):
-            w = m.group()
-            if switchable(w):
-                direction = "lower_to_upper" if w[0].islower() else "upper_to_lower"
-                counts[(word_effect(wt, w, context == "isolated" or j == 0), direction)] += 1
-    total = sum(counts.values())
-    cells = {f"{e}/{d}": counts[(e, d)] for e in (*EFFECTS, "unchanged") for d in DIRECTIONS}
-    return {"tokenizer": wt.path, "context": context, "lines": n_lines, "switched_words": total, "counts": cells,
-            "percent": {k: round(100 * v / total, 4) if total else 0.0 for k, v in cells.items()}}
 
 
 # --------------------------------------------------------------------------------------------------
@@ -295,7 +174,7 @@ def switch_case_substitution(text: str, rng: random.Random, p: float = 0.05, ver
     """Switch-case over substitution-type words only (token count unchanged); ``v2`` is the collator's rule
     (each token drawn with probability p, the substitution-type ones switched)."""
     wt = word_tokenizer(tokenizer)
-    words = _words(text)
+    words = split_words(text)
 
     def ok(j_word):
         j, w = j_word
@@ -345,7 +224,7 @@ def retokenize(text: str, rng: random.Random, p: float = 0.05, version: str = "v
     original case (module docstring for the two contexts). Returns the token sequence (`encode_tokens`), or
     the text when no token changes."""
     wt = word_tokenizer(tokenizer)
-    words = _words(text)
+    words = split_words(text)
     isolated = context == "isolated"
 
     def ok(j_word):
@@ -369,7 +248,7 @@ def bpe_dropout(text: str, rng: random.Random, p: float = 0.1,
     wt = word_tokenizer(tokenizer)
     if not wt.byte_level:
         raise ValueError(f"bpe_dropout needs a BPE tokenizer; {wt.path} is {wt.kind}")
-    words = _words(text)
+    words = split_words(text)
     new = {j: [t for piece in wt.pieces(m.group(), j == 0) for t in wt.bpe(piece, rng, p)]
            for j, m in enumerate(words)}
     tokens = _token_line(wt, words, new)
@@ -393,14 +272,3 @@ register("bpe_dropout", family="cards", needs_parse=False,
          description="CARDS Table 5 'BPE-dropout' (Provilkov et al. 2020): merges skipped with prob p (token sequence)",
          p=Param(0.1, "merge dropout probability"), tokenizer=_TOK)(bpe_dropout)
 
-
-def tokenization_effects_cli(corpus: str, tokenizer: str, out: str, context: str = "isolated") -> dict:
-    """``sentaug tokenization-effects``: CARDS Table 1 counts over a corpus file (flagged lines skipped)."""
-    from ..data.corpus import read_corpus
-    from ..io import sha256_file, write_json
-
-    lines = [ln.text for ln in read_corpus(corpus) if not ln.flag]
-    result = {**tokenization_effects(lines, tokenizer, context), "corpus": str(corpus),
-              "corpus_sha256": sha256_file(corpus)}
-    write_json(out, result)
-    return result

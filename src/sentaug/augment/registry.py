@@ -32,29 +32,51 @@ A name is global: registering one twice is an error naming both registrations.
 """
 from __future__ import annotations
 
-import importlib
 import json
-import traceback
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
+
+from ..plugins import BUILT_IN, PluginError, PluginModules  # noqa: F401 (PluginError: raised by `get` & co.)
 
 FAMILY_MODULES = ("sentaug.augment.sda", "sentaug.augment.sda_zh", "sentaug.augment.sda_official",
                   "sentaug.augment.cards", "sentaug.augment.clear",
                   "sentaug.augment.baselines", "sentaug.augment.explicit", "sentaug.augment.augcse")
 ENTRY_POINT_GROUP = "sentaug.augmentations"
-BUILT_IN = "sentaug"
-
-
-class PluginError(ImportError):
-    """A plugin module failed to import; the message names the module and where it was named."""
 
 
 @dataclass(frozen=True)
 class Param:
+    """A declared setting: its default, what it does, and what values it takes (`choices`; numbers between
+    `minimum` and `maximum`, inclusive). Its type is its default's (`type` where the default is None). A
+    `required` one has no default: it must be given (a method part's, e.g. a cached source's augmentation)."""
     default: Any
     help: str = ""
     choices: tuple | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    type: type | None = None
+    required: bool = False
+
+    def check(self, value, what: str):
+        """`value` as this setting takes it (an int where a float is expected becomes one); ValueError naming
+        `what` (e.g. "augmentation 'x': parameter 'p'") when its type, choice or range is wrong."""
+        if value is None and self.default is None:     # an optional setting left unset
+            return value
+        expected = self.type or (type(self.default) if self.default is not None else None)
+        if expected is not None and not isinstance(value, expected):
+            # int where a float is expected is fine (JSON `1` for `1.0`); anything else is an error
+            if expected is float and isinstance(value, int) and not isinstance(value, bool):
+                value = float(value)
+            else:
+                raise ValueError(f"{what} expects {expected.__name__}, got {value!r}")
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(f"{what} must be one of {list(self.choices)}, got {value!r}")
+        low, high = self.minimum, self.maximum
+        if (low is not None and value < low) or (high is not None and value > high):
+            bounds = (f"lie in [{low}, {high}]" if low is not None and high is not None else
+                      f"be at least {low}" if low is not None else f"be at most {high}")
+            raise ValueError(f"{what} must {bounds}, got {value!r}")
+        return value
 
 
 @dataclass(frozen=True)
@@ -81,21 +103,8 @@ class Augmentation:
         if unknown:
             raise ValueError(f"augmentation {self.name!r} has no parameter {unknown[0]!r} "
                              f"(parameters: {', '.join(self.params) or 'none'})")
-        out = {}
-        for k, p in self.params.items():
-            v = given.get(k, p.default)
-            if p.default is not None and not isinstance(v, type(p.default)):
-                # int where a float is expected is fine (JSON `1` for `1.0`); anything else is an error
-                if isinstance(p.default, float) and isinstance(v, int) and not isinstance(v, bool):
-                    v = float(v)
-                else:
-                    raise ValueError(f"augmentation {self.name!r}: parameter {k!r} expects "
-                                     f"{type(p.default).__name__}, got {v!r}")
-            if p.choices is not None and v not in p.choices:
-                raise ValueError(f"augmentation {self.name!r}: parameter {k!r} must be one of "
-                                 f"{list(p.choices)}, got {v!r}")
-            out[k] = v
-        return out
+        return {k: p.check(given.get(k, p.default), f"augmentation {self.name!r}: parameter {k!r}")
+                for k, p in self.params.items()}
 
     def __call__(self, x, rng, **params) -> str:
         if self.batched:
@@ -104,8 +113,7 @@ class Augmentation:
 
 
 _REGISTRY: dict[str, Augmentation] = {}
-_loaded = False
-_origin = [BUILT_IN]     # where the module being imported was named (a stack: a plugin may import another)
+_PLUGINS = PluginModules("augmentation", ENTRY_POINT_GROUP, FAMILY_MODULES)
 
 
 def register(name: str, *, family: str, needs_parse: bool, description: str, batched: bool = False,
@@ -113,7 +121,8 @@ def register(name: str, *, family: str, needs_parse: bool, description: str, bat
     """Decorator: register `fn` under `name` (names are global across families and plugins, so they must be
     unique)."""
     def deco(fn):
-        aug = Augmentation(name, family, fn, needs_parse, description, dict(params), batched, anchored, _origin[-1])
+        aug = Augmentation(name, family, fn, needs_parse, description, dict(params), batched, anchored,
+                           _PLUGINS.origin)
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:
             raise ValueError(f"augmentation {name!r} is registered twice: by {_REGISTRY[name].where} and by "
                              f"{aug.where}")
@@ -122,46 +131,15 @@ def register(name: str, *, family: str, needs_parse: bool, description: str, bat
     return deco
 
 
-def _import(module: str, origin: str) -> None:
-    """Import a module that registers augmentations; any failure is a PluginError naming it and its origin."""
-    _origin.append(origin)
-    try:
-        importlib.import_module(module)
-    except Exception as e:   # noqa: BLE001 - whatever the plugin raises, the message must say which plugin
-        raise PluginError(f"augmentation plugin {module!r} ({origin}) failed to import: {type(e).__name__}: {e}"
-                          f"{_raised_at(e)}") from e
-    finally:
-        _origin.pop()
-
-
-def _raised_at(error: Exception) -> str:
-    """` (file, line N)`: where in the plugin's own code `error` was raised; "" when that is in the import system
-    (a module that does not exist)."""
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename != __file__
-              and not f.filename.startswith("<") and "importlib" not in Path(f.filename).parts]
-    return f" ({frames[-1].filename}, line {frames[-1].lineno})" if frames else ""
-
-
 def _load() -> None:
     """The built-in families, then every installed plugin (entry points of ENTRY_POINT_GROUP)."""
-    global _loaded
-    if not _loaded:
-        from importlib.metadata import entry_points     # here: `sentaug --help` need not read installed packages
-
-        _loaded = True     # once, also when a plugin fails: the error is raised here, with its name
-        for mod in FAMILY_MODULES:
-            importlib.import_module(mod)
-        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: ep.name):
-            dist = f" of {ep.dist.name} {ep.dist.version}" if ep.dist is not None else ""
-            _import(ep.value.split(":")[0], f"entry point '{ep.name} = {ep.value}'{dist}, group {ENTRY_POINT_GROUP}")
+    _PLUGINS.load()
 
 
 def load_modules(modules, origin: str = "config key augment.modules") -> None:
     """Import modules named by the user (config key `augment.modules`, `sentaug augment --module`) after the
     built-in families and installed plugins, so that a name registered twice is reported with both."""
-    _load()
-    for module in modules or ():
-        _import(module, origin)
+    _PLUGINS.load_modules(modules, origin)
 
 
 def names() -> list[str]:

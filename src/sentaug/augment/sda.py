@@ -201,12 +201,18 @@ def punctuation_insertion(doc, rng, mode: str = "random") -> str:
     Algorithm 1 is an if-chain; the chain changes almost every sentence (rule 4 applies to nearly all), far
     above Table 3's 62.61 %. Drawing one rule uniformly and leaving the sentence unchanged when that rule
     does not apply reproduces Table 3's share (62.9 % vs 62.61 % on wiki1m's head), so it is the default."""
+    return apply_a_rule(doc, rng, PI_RULES, mode)
+
+
+def apply_a_rule(doc, rng, rules, mode: str) -> str:
+    """The text as the first of `rules` that applies rewrites it (a rule returns None where it does not apply),
+    trying them in the order `mode` says: first (as given), random (one drawn, alone), shuffle; else the text."""
     if mode == "first":
-        order = PI_RULES
+        order = rules
     elif mode == "random":
-        order = (rng.choice(PI_RULES),)
+        order = (rng.choice(rules),)
     else:
-        order = rng.sample(PI_RULES, len(PI_RULES))
+        order = rng.sample(rules, len(rules))
     for rule in order:
         out = rule(doc, rng)
         if out is not None:

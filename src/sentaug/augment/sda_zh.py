@@ -30,6 +30,7 @@ whitespace (mixed-script text) is kept. Punctuation is full-width (，。！“�
 from __future__ import annotations
 
 from .registry import Param, register
+from .sda import apply_a_rule
 
 VERB_TAGS = frozenset({"VV", "VC", "VE", "VA"})
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
@@ -142,17 +143,7 @@ PI_RULES = (_pi_clause, _pi_subject, _pi_duplicate, _pi_end)
           mode=Param("random", "first: the if-chain; random: one rule drawn uniformly (as in English); "
                                "shuffle: rules in random order", choices=("first", "random", "shuffle")))
 def punctuation_insertion_zh(doc, rng, mode: str = "random") -> str:
-    if mode == "first":
-        order = PI_RULES
-    elif mode == "random":
-        order = (rng.choice(PI_RULES),)
-    else:
-        order = rng.sample(PI_RULES, len(PI_RULES))
-    for rule in order:
-        out = rule(doc, rng)
-        if out is not None:
-            return out
-    return doc.text
+    return apply_a_rule(doc, rng, PI_RULES, mode)
 
 
 # -- affirmative auxiliary ------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ WORDNET_FILES = ("adj.exc", "adv.exc", "noun.exc", "verb.exc", "data.adj", "data
                  "index.adj", "index.adv", "index.noun", "index.verb", "index.sense", "cntlist.rev")
 
 # lexnames(5WN): lexicographer file number -> (name, syntactic category 1 noun 2 verb 3 adj 4 adv).
-# scripts/setup_wordnet.sh writes the same table (tests/test_wordnet.py checks they agree).
+# scripts/setup_wordnet.sh writes the same table (tests/augment/test_wordnet.py checks they agree).
 LEXNAMES = (
     ("adj.all", 3), ("adj.pert", 3), ("adv.all", 4), ("noun.Tops", 1), ("noun.act", 1), ("noun.animal", 1),
     ("noun.artifact", 1), ("noun.attribute", 1), ("noun.body", 1), ("noun.cognition", 1),

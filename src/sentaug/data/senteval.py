@@ -99,25 +99,25 @@ def read_sts_year(folder: str | os.PathLike) -> dict[str, Pairs]:
 
 def read_stsb(folder: str | os.PathLike, split: str) -> Pairs:
     """STS Benchmark split in SentEval format: tab-separated, col 4 = score, cols 5 and 6 = sentences."""
-    path = Path(folder) / SPLIT_FILES["STSBenchmark"][split]
-    s1, s2, gold = [], [], []
-    for i, line in enumerate(_split_lines(path), start=1):
-        fields = _fields(line.strip(), path, i, 7)
-        gold.append(_score(fields[4], path, i))
-        s1.append(_norm(fields[5]))
-        s2.append(_norm(fields[6]))
-    return Pairs(s1, s2, np.asarray(gold, dtype=np.float64))
+    return _scored_pairs(Path(folder) / SPLIT_FILES["STSBenchmark"][split], header=False, n_fields=7, score=4,
+                         first=5, second=6)
 
 
 def read_sick(folder: str | os.PathLike, split: str) -> Pairs:
     """SICK split: a header line, then tab-separated pair_ID, sentence_A, sentence_B, relatedness, ..."""
-    path = Path(folder) / SPLIT_FILES["SICKRelatedness"][split]
+    return _scored_pairs(Path(folder) / SPLIT_FILES["SICKRelatedness"][split], header=True, n_fields=4, score=3,
+                         first=1, second=2)
+
+
+def _scored_pairs(path: Path, header: bool, n_fields: int, score: int, first: int, second: int) -> Pairs:
+    """Tab-separated sentence pairs with a gold score: the fields at `first`, `second` and `score` of each line
+    (at least `n_fields`), after a header line if `header`."""
     s1, s2, gold = [], [], []
-    for i, line in enumerate(_split_lines(path)[1:], start=2):
-        fields = _fields(line.strip(), path, i, 4)
-        gold.append(_score(fields[3], path, i))
-        s1.append(_norm(fields[1]))
-        s2.append(_norm(fields[2]))
+    for i, line in enumerate(_split_lines(path)[int(header):], start=1 + int(header)):
+        fields = _fields(line.strip(), path, i, n_fields)
+        gold.append(_score(fields[score], path, i))
+        s1.append(_norm(fields[first]))
+        s2.append(_norm(fields[second]))
     return Pairs(s1, s2, np.asarray(gold, dtype=np.float64))
 
 

@@ -74,32 +74,37 @@ def read_binary(root: str | os.PathLike, task: str) -> Labelled:
 
 def read_sst2(root: str | os.PathLike) -> dict[str, Labelled]:
     """SST-2 train/dev/test: `sentence<TAB>label` a line."""
-    out = {}
-    for split, rel in SST_FILES.items():
-        path = Path(root) / rel
-        toks, labels = [], []
-        for i, line in enumerate(_lines(path, "utf-8"), start=1):
-            fields = line.strip().split("\t")
-            if len(fields) != 2 or fields[1] not in ("0", "1"):
-                raise ValueError(f"{path}:{i}: expected 'sentence<TAB>0|1', got {line[:60]!r}")
-            toks.append(_tokens(fields[0]))
-            labels.append(int(fields[1]))
-        out[split] = _sorted(toks, labels)
-    return out
+    def parse(line: str):
+        fields = line.strip().split("\t")
+        return (fields[0], int(fields[1])) if len(fields) == 2 and fields[1] in ("0", "1") else None
+
+    return _labelled_splits(root, SST_FILES, "utf-8", parse, "'sentence<TAB>0|1'")
 
 
 def read_trec(root: str | os.PathLike) -> dict[str, Labelled]:
     """TREC train/test: `COARSE:fine question tokens` a line; the 6 coarse classes are the labels."""
+    def parse(line: str):
+        target, _, rest = line.strip().partition(":")
+        return (rest.split(" ", 1)[1], TREC_CLASSES.index(target)) if target in TREC_CLASSES and " " in rest \
+            else None
+
+    return _labelled_splits(root, TREC_FILES, "latin-1", parse, "'COARSE:fine question'")
+
+
+def _labelled_splits(root: str | os.PathLike, files: dict[str, str], encoding: str, parse,
+                     expected: str) -> dict[str, Labelled]:
+    """Each split of `files` (split -> path under `root`), a (sentence, label) a line as `parse` reads it (None:
+    a line not in the format, named with the `expected` one)."""
     out = {}
-    for split, rel in TREC_FILES.items():
+    for split, rel in files.items():
         path = Path(root) / rel
         toks, labels = [], []
-        for i, line in enumerate(_lines(path, "latin-1"), start=1):
-            target, _, rest = line.strip().partition(":")
-            if target not in TREC_CLASSES or " " not in rest:
-                raise ValueError(f"{path}:{i}: expected 'COARSE:fine question', got {line[:60]!r}")
-            toks.append(_tokens(rest.split(" ", 1)[1]))
-            labels.append(TREC_CLASSES.index(target))
+        for i, line in enumerate(_lines(path, encoding), start=1):
+            parsed = parse(line)
+            if parsed is None:
+                raise ValueError(f"{path}:{i}: expected {expected}, got {line[:60]!r}")
+            toks.append(_tokens(parsed[0]))
+            labels.append(parsed[1])
         out[split] = _sorted(toks, labels)
     return out
 

@@ -9,7 +9,7 @@ labels are not public). This module does the same, x100.
 That code asked for `multi_class="multinomial"`, which scikit-learn has since removed; binary problems are now
 fit as one logistic regression. The two-class multinomial model softmax(W x + b) is the binary model with
 w = w1 - w2, and at the optimum w1 = -w2, so its penalty ||W||^2 / 2 is ||w||^2 / 4: the multinomial fit with C
-is the binary fit with 2 C (tests/test_nli_cola.py checks the predictions against the multinomial objective
+is the binary fit with 2 C (tests/evaluate/test_nli_cola.py checks the predictions against the multinomial objective
 minimised directly).
 """
 from __future__ import annotations

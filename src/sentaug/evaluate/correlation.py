@@ -1,4 +1,4 @@
-"""Pearson's r and Spearman's rho in numpy, as scipy.stats computes them (tests/test_sts.py checks them against
+"""Pearson's r and Spearman's rho in numpy, as scipy.stats computes them (tests/evaluate/test_sts.py checks them against
 scipy). Kept out of scipy.stats on purpose: importing it costs every evaluation and training process ~0.9 s of
 start-up. Used by the STS protocol (SentEval's Spearman) and GLUE's STS-B metric."""
 from __future__ import annotations

@@ -73,7 +73,7 @@ class SentEvalLogReg:
     validation data after each round, the best model kept, stop after `tenacity` rounds without
     improvement or past `max_epoch`. The R = len(l2) models share the shuffles (SentEval draws them from
     the same seed) and are trained as one (R, d, c) tensor with analytic gradients: the optimiser maths is
-    elementwise, so each model follows exactly its own single-l2 trajectory (tests/test_transfer.py checks
+    elementwise, so each model follows exactly its own single-l2 trajectory (tests/evaluate/test_transfer.py checks
     this against a torch autograd re-implementation), 4 l2 values cost about one fit, and there is no
     autograd overhead on these tiny matrices. Deterministic for a seed; not bit-identical to SentEval.
     """

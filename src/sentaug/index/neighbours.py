@@ -185,19 +185,6 @@ def l2_normalise(v: np.ndarray) -> np.ndarray:
     return (v / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-def pack_sentences(sentences: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """UTF-8 bytes + offsets [n + 1]: compact (a numpy unicode array pads every string to the longest)."""
-    encoded = [s.encode("utf-8") for s in sentences]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
-
-
-def unpack_sentences(data: np.ndarray, offsets: np.ndarray) -> list[str]:
-    raw = data.tobytes()
-    return [raw[a:b].decode("utf-8") for a, b in zip(offsets[:-1], offsets[1:])]
-
-
 def json_path(out: str | os.PathLike) -> Path:
     """The provenance JSON beside an index file: ``k64.npz`` -> ``k64.json``."""
     return Path(out).with_suffix(".json")
@@ -213,7 +200,7 @@ def build_index(corpus_path, backbone_dir, pooler: str, k: int, out, batch_size:
 
     from ..data.corpus import read_corpus
     from ..intermediates import file_digest
-    from ..io import atomic_path, sha256_file, write_json
+    from ..io import atomic_path, pack_texts, sha256_file, write_json
     from ..models.encoder import embed, load_pretrained, pick_device
 
     if not Path(corpus_path).is_file():
@@ -238,7 +225,7 @@ def build_index(corpus_path, backbone_dir, pooler: str, k: int, out, batch_size:
     backend = "torch" if dev.type == "cuda" else "faiss"
     neighbours, scores = exact_topk(vectors, k, device=dev, backend=backend, progress=True)
     t3 = time.perf_counter()
-    data, offsets = pack_sentences(selection.sentences)
+    data, offsets = pack_texts(selection.sentences)
     with atomic_path(out) as tmp, open(tmp, "wb") as f:
         np.savez(f, neighbours=neighbours, scores=scores, row_of_line=selection.row_of_line,
                  line_of_row=selection.line_of_row, sentence_bytes=data, sentence_offsets=offsets)

@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .neighbours import json_path, unpack_sentences
+from ..io import unpack_texts
+from .neighbours import json_path
 
 MODES = ("top_k_uniform", "r_top", "d_uniform")
 UNINDEXED = ("uniform", "none")
@@ -68,7 +69,7 @@ def load_index(path: str | os.PathLike) -> RetrievalIndex:
             raise ValueError(f"not a retrieval index (missing {', '.join(sorted(missing))})")
         arrays = {name: z[name] for name in z.files}
     return RetrievalIndex(arrays["neighbours"], arrays["scores"], arrays["row_of_line"], arrays["line_of_row"],
-                          unpack_sentences(arrays["sentence_bytes"], arrays["sentence_offsets"]), meta)
+                          unpack_texts(arrays["sentence_bytes"], arrays["sentence_offsets"]), meta)
 
 
 def check_corpus(index: RetrievalIndex, corpus_path: str | os.PathLike) -> None:

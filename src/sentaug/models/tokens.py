@@ -7,7 +7,7 @@ pool, which is a subset of the corpus) with the same tokenizer. `sentaug tokeniz
 Exactness: a text's ids do not depend on the other texts of its batch, so padding the ids of each text
 (tokenized alone, truncated to `max_length`) to the longest one of the batch, on the tokenizer's padding
 side, gives exactly the `input_ids` and `attention_mask` of `tokenizer(texts, padding=True,
-truncation=True, max_length=max_length)` (tests/test_tokens.py checks it). Texts missing from the tables
+truncation=True, max_length=max_length)` (tests/models/test_tokens.py checks it). Texts missing from the tables
 (positives drawn on the fly, e.g. CARDS's switch-case) are tokenized per batch, as before.
 
 A token file (`.npz`) holds the distinct texts (UTF-8 bytes + offsets), their ids (uint16 when the
@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from ..augment.token_sequences import TOKENS_PREFIX, decode_tokens
+from ..io import pack_texts, unpack_texts
 
 FORMAT = 1
 
@@ -132,18 +133,6 @@ def to_device(tensors: dict[str, torch.Tensor], device) -> dict[str, torch.Tenso
     return {k: v.pin_memory().to(device, non_blocking=True) for k, v in tensors.items()}
 
 
-def _pack(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    encoded = [t.encode("utf-8") for t in texts]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
-
-
-def _unpack(data: np.ndarray, offsets: np.ndarray) -> list[str]:
-    raw = data.tobytes()
-    return [raw[a:b].decode("utf-8") for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist())]
-
-
 class TokenTable:
     """The ids of a set of distinct texts under one tokenizer and max_length."""
 
@@ -173,7 +162,7 @@ class TokenTable:
 
         if not str(path).endswith(".npz"):
             raise ValueError(f"token file must end in .npz: {path}")
-        data, text_offsets = _pack(self.texts)
+        data, text_offsets = pack_texts(self.texts)
         with atomic_path(path) as tmp, open(tmp, "wb") as f:
             np.savez(f, ids=self.ids, offsets=self.offsets, text_bytes=data, text_offsets=text_offsets,
                      meta=np.array(json.dumps(self.meta)))
@@ -193,7 +182,7 @@ class TokenTable:
             if meta.get("format") != FORMAT:
                 raise ValueError(f"token file format {meta.get('format')}, expected {FORMAT}")
             meta["path"] = str(path)
-            return cls(_unpack(z["text_bytes"], z["text_offsets"]), z["ids"], z["offsets"], meta)
+            return cls(unpack_texts(z["text_bytes"], z["text_offsets"]), z["ids"], z["offsets"], meta)
 
 
 class WordPieces:

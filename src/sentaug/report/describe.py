@@ -19,35 +19,25 @@ def count(module) -> int:
     return sum(p.numel() for p in module.parameters())
 
 
-class _Shape:
-    """What `Method` asks of the training data when it builds its modules."""
-
-    def __init__(self, spec: dict):
-        from ..train.sources import discriminator_classes
-
-        self.augmented = bool(spec.get("augmented_view"))
-        self.n_classes = discriminator_classes(spec)
-        self.corpus = None
-
-
 def model_sizes(spec: dict, backbone: str | Path) -> dict:
     """{"train": n, "inference": n, "parts": {...}} for the run `spec` on the backbone folder `backbone`."""
     import torch
     from transformers import AutoConfig, AutoModel, AutoModelForMaskedLM
 
     from ..models.encoder import SentenceEncoder
-    from ..train.method import Method, needs_mlm
+    from ..parts import needs_lm_head
+    from ..train.method import Method
 
     spec = copy.deepcopy(spec)
     spec["negatives"] = {"source": "in_batch"}       # negative sources add no parameters (and need no index)
     config = AutoConfig.from_pretrained(str(backbone))
     tokenizer = None
-    if spec.get("add_tokens") or needs_mlm(spec):
+    if spec.get("add_tokens") or needs_lm_head(spec):
         from transformers import AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(str(backbone))
     with torch.device("meta"):
-        if needs_mlm(spec):
+        if needs_lm_head(spec):
             full = AutoModelForMaskedLM.from_config(config)
             model = full.base_model
             lm_head = next(child for child in full.children() if child is not model)
@@ -58,7 +48,7 @@ def model_sizes(spec: dict, backbone: str | Path) -> dict:
                 (full if lm_head is not None else model).resize_token_embeddings(len(tokenizer))
         encoder = SentenceEncoder(model, pooler=spec["pooler"], head=spec.get("head"),
                                   head_only_train=spec["mlp_only_train"])
-        method = Method(spec, encoder, tokenizer, _Shape(spec), lm_head)
+        method = Method(spec, encoder, tokenizer, None, lm_head)   # no data: no part reads it at build
     parts = {"backbone": count(model), "head": count(encoder.head) if encoder.head is not None else 0}
     for name, module in method.objectives.items():
         own = {id(p) for p in model.parameters()}

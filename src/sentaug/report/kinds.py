@@ -184,7 +184,7 @@ KINDS: dict[str, TableKind] = {
     # name one augmentation per column (SDA Table 3: the paper's algorithm, the authors' released code)
     "augmentation_share": TableKind(_share_inputs, lambda result, column, row: result["share_changed"],
                                     backbones=no_backbone),
-    # CARDS Table 1: % of switched words per effect/direction (sentaug.augment.cards.tokenization_effects)
+    # CARDS Table 1: % of switched words per effect/direction (sentaug.augment.tokenization_effects)
     "tokenization_effects": TableKind(
         lambda wf, paper, row: [wf.tokenization_effects_file()],
         lambda result, column, row: result["percent"][row["effect"]],

@@ -75,13 +75,14 @@ def take_slot(runs_per_gpu: int, gpus: list[str] | None = None, folder: Path | N
         time.sleep(wait_s)
 
 
-def pin_from_environment() -> str | None:
-    """`take_slot` when the workflow shares GPUs ($SENTAUG_RUNS_PER_GPU > 1); called by `sentaug train`
-    before it imports torch."""
+def pin_from_environment(share=None) -> str | None:
+    """`take_slot` when the workflow shares GPUs ($SENTAUG_RUNS_PER_GPU > 1), `share()` first; called by
+    `sentaug train` before it imports torch, with `sentaug.train.mps.start` as `share`: runs sharing a GPU run
+    side by side under MPS where it exists (started once: see there). Given by the caller, since mps builds on
+    this module (its slot folder, the visible GPUs) and this one does not import it back."""
     runs = int(os.environ.get(ENV_RUNS_PER_GPU) or 1)
     if runs <= 1:
         return None
-    from .mps import start as start_mps
-
-    start_mps()       # runs sharing a GPU run side by side under MPS where it exists (started once: see there)
+    if share is not None:
+        share()
     return take_slot(runs)

@@ -1,42 +1,33 @@
-"""A method as a composition: one encoder, one contrastive loss, a negative source and extra objectives.
+"""A method as a composition of registered parts: one encoder, a positive source, a negative source, a contrastive
+loss and any number of objectives (`sentaug.parts`: what each is, and the settings of each).
 
-Declared in config.yaml (`methods:`) and resolved into the training spec by `sentaug.config.train_spec`:
-
-    positive:      {source: dropout | cache | switch_case | two_views | augmented_view, ...,
-                    proportion: share of a batch's pairs using this positive, the rest the dropout one}
-    negatives:     {source: in_batch} | {source: retrieved, mode: top_k_uniform | r_top | d_uniform, k, s}
-                   | {source: cache, augmentation, only_changed, shared} | {source: nli, use, shared}
-    contrastive:   {name: infonce | nt_xent | none, symmetric: false}   (none: the mlm objective alone)
-    head:          mlp | two_layer | batchnorm | none        (default: mlp with pooler cls, else none)
-    augmented_view: [augmentation, ...]                     (AugCSE's per-example augmented sentence)
-    objectives:    [{name: virtual_augmentation | discriminator | mlm, weight: w, ...parameters}]
+Declared in config.yaml (`methods:`) and resolved into the training spec by `sentaug.config.train_spec`; beside the
+parts a method may set `head` (mlp | two_layer | batchnorm | none; default: mlp with pooler cls, else none),
+`augmented_view` (AugCSE's per-example augmented sentence), `labels`, `add_tokens` and `train`.
 
 A step has a host part and a device part (`sentaug.train.inputs`). `Method.prepare(batch, step)` turns the
 batch's texts into ids (a `BatchTokenizer`: looked up in the run's token files where given, else tokenized;
-the same ids either way) and makes every random draw of the step (retrieval draws, perturbation noise, MLM
-masks) from a generator seeded by (seed, step), so a resumed run draws what an uninterrupted one would.
-`Method.compute(inputs)` encodes every text the step needs in one forward pass (anchors, positives,
-retrieved negatives, augmented views), then adds the weighted objectives to the contrastive term; it touches
-only device tensors, so a CUDA graph can hold it (`sentaug.train.step`). `Method.loss(batch, step)` is the
-two in one. The loss and its parts stay on the device: reading them (`.item()`) would make the host wait for
-the step to finish, so the trainer does it only where it writes a log line.
+the same ids either way) and lets every part make its random draws (retrieval draws, perturbation noise, MLM
+masks) from one generator seeded by (seed, step), so a resumed run draws what an uninterrupted one would.
+`Method.compute(inputs)` encodes every text the step needs in one forward pass (anchors, positives, retrieved
+negatives, augmented views), then adds each part's weighted loss; it touches only device tensors, so a CUDA graph
+can hold it (`sentaug.train.step`). `Method.loss(batch, step)` is the two in one. The loss and its parts stay on
+the device: reading them (`.item()`) would make the host wait for the step to finish, so the trainer does it
+only where it writes a log line.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from ..augment.token_sequences import TOKENS_PREFIX
 from ..models.tokens import BatchTokenizer, mixed_ids
-from ..objectives import InfoNCE, NTXent
-from ..objectives.discriminator import AugmentationDiscriminator
-from ..objectives.mlm import MaskedLM
-from ..objectives.virtual_augmentation import VirtualAugmentation
+from ..parts import compose
 from . import distributed
 from .inputs import FixedShape, StepInputs
 from .sources import Batch, TrainingData
-
-OBJECTIVES = ("virtual_augmentation", "discriminator", "mlm")
 
 
 def encode_mixed(tokenizer, texts: list[str], max_length: int, width: int | None = None):
@@ -47,13 +38,62 @@ def encode_mixed(tokenizer, texts: list[str], max_length: int, width: int | None
                               **padding))
 
 
-def as_source(value) -> dict:
-    """`in_batch` or `{source: in_batch}` -> the dict form."""
-    return {"source": value} if isinstance(value, str) else dict(value)
+@dataclass
+class BuildContext:
+    """What a part's `build` may use."""
+    spec: dict
+    encoder: nn.Module
+    tokenizer: object
+    data: object
+    lm_head: nn.Module | None
+    index_path: str | None
+    temperature: float
+    hidden_size: int
 
 
-def needs_mlm(spec: dict) -> bool:
-    return any(o["name"] == "mlm" for o in spec.get("objectives", []))
+class HostStep:
+    """The host's part of one step as the parts see it in `prepare`: this rank's slice of the batch (`mine`,
+    `size` examples), the step's `generator` (the only source of its random draws), the fixed `shape` (or None),
+    the texts to encode in the step's forward pass, by block (`encode`), and its `tensors`."""
+
+    def __init__(self, method: "Method", batch: Batch, generator: torch.Generator, shape: FixedShape | None):
+        self.method, self.batch, self.generator, self.shape = method, batch, generator, shape
+        self.mine = distributed.local_slice(batch.anchors, len(batch.anchors))
+        self.size = len(batch.anchors[self.mine])
+        self.hidden_size = method.encoder.backbone.config.hidden_size
+        self.texts: list[str] = []
+        self.layout: list[tuple[str, int]] = []
+        self.tensors: dict[str, torch.Tensor] = {}
+
+    def encode(self, block: str, texts: list[str]) -> None:
+        """Encode `texts` in the step's forward pass, as the block `block` (`DeviceStep.blocks`)."""
+        if any(name == block for name, _ in self.layout):
+            raise ValueError(f"two parts of method '{self.method.spec['method']}' encode a block named {block!r}")
+        self.layout.append((block, len(texts)))
+        self.texts += texts
+
+    def tokenize(self, texts: list[str]) -> dict[str, torch.Tensor]:
+        """Ids and attention mask of `texts` on their own (an MLM's sentences), padded as the step pads."""
+        return self.method.batch_tokenizer.encode(texts, self.shape.width if self.shape else None)
+
+
+class DeviceStep:
+    """The device's part of one step as the parts see it in `compute`: the step's `tensors`, the representations
+    `e` of every encoded text (before the head) and their projections `z`, `blocks` (name -> rows of e and z),
+    `z1` and `z2` (the anchors' and positives' projections over the global batch), `encoder` and `world` (the
+    number of processes). A negative source sets `negatives`: (extra columns, mask) for the contrastive loss."""
+
+    def __init__(self, encoder, inputs: StepInputs):
+        self.encoder, self.tensors, self.world = encoder, inputs.tensors, distributed.world()[0]
+        self.blocks, start = {}, 0
+        for name, n in inputs.layout:
+            self.blocks[name], start = slice(start, start + n), start + n
+        self.negatives = None
+        if self.blocks:
+            self.e = encoder.represent(self.tensors["input_ids"], self.tensors["attention_mask"])
+            self.z = encoder.project(self.e)
+            self.z1 = distributed.gather_with_grad(self.z[self.blocks["anchors"]])
+            self.z2 = distributed.gather_with_grad(self.z[self.blocks["positives"]])
 
 
 class Method(nn.Module):
@@ -62,66 +102,28 @@ class Method(nn.Module):
         super().__init__()
         self.spec, self.encoder, self.tokenizer, self.data = spec, encoder, tokenizer, data
         self.batch_tokenizer = BatchTokenizer(tokenizer, spec["max_seq_length"], token_tables)
-        tau = spec["temperature"]
-        contrastive = spec.get("contrastive") or "infonce"
-        contrastive = {"name": contrastive} if isinstance(contrastive, str) else dict(contrastive)
-        if contrastive["name"] == "none":   # the objectives alone (CLEAR's MLM-only baselines)
-            self.contrastive = None
-            if any(o["name"] != "mlm" for o in spec.get("objectives", [])) or not needs_mlm(spec):
-                raise ValueError(f"method '{spec['method']}': contrastive none needs the mlm objective, alone")
-        elif contrastive["name"] == "nt_xent":
-            self.contrastive = NTXent(tau)
-        elif contrastive["name"] == "infonce":
-            self.contrastive = InfoNCE(tau, symmetric=contrastive.get("symmetric", False))
-        else:
-            raise ValueError(f"method '{spec['method']}': unknown contrastive loss '{contrastive['name']}'")
-        negatives = as_source(spec.get("negatives", "in_batch"))
-        self.sampler = self._sampler(negatives, index_path)
-        # cache / nli: one hard negative per example, from the batch; every anchor sees all of them (SimCSE's
-        # supervised loss) or, with shared: false, its own only (AugCSE eq. 1)
-        self.batch_negatives = negatives["source"] in ("cache", "nli")
-        self.shared_negatives = bool(negatives.get("shared", True))
-        if (self.sampler is not None or self.batch_negatives) and contrastive["name"] != "infonce":
-            raise ValueError(f"method '{spec['method']}': {negatives['source']} negatives need the infonce loss")
-        self.weights: dict[str, float] = {}
-        self.objectives = nn.ModuleDict()
-        hidden = encoder.backbone.config.hidden_size
-        for o in spec.get("objectives", []):
-            o = dict(o)
-            name, weight = o.pop("name"), float(o.pop("weight", 1.0))
-            if name == "virtual_augmentation":
-                module = VirtualAugmentation(temperature=tau, **o)
-            elif name == "discriminator":
-                if not data.augmented:
-                    raise ValueError(f"method '{spec['method']}': the discriminator needs augmented_view")
-                module = AugmentationDiscriminator(hidden, data.n_classes, **o)
-            elif name == "mlm":
-                if lm_head is None:
-                    raise ValueError("the mlm objective needs the backbone's masked-LM head")
-                module = MaskedLM(lm_head, tokenizer, **o)
-            else:
-                raise ValueError(f"method '{spec['method']}': unknown objective '{name}' "
-                                 f"(choose from {', '.join(OBJECTIVES)})")
-            self.objectives[name], self.weights[name] = module, weight
-
-    def _sampler(self, negatives: dict, index_path: str | None):
-        if negatives["source"] in ("in_batch", "cache", "nli"):
-            return None
-        if negatives["source"] != "retrieved":
-            raise ValueError(f"method '{self.spec['method']}': unknown negative source '{negatives['source']}'")
-        from ..index.sampling import NegativeSampler, check_corpus, load_index
-
-        if not index_path:
-            raise ValueError(f"method '{self.spec['method']}': retrieved negatives need --index FILE.npz")
-        index = load_index(index_path)
-        check_corpus(index, self.data.corpus)  # anchors are looked up by line: it must be the same file
-        return NegativeSampler(index, mode=negatives.get("mode", "top_k_uniform"), s=negatives.get("s", 1),
-                               k=negatives.get("k"))
+        composition = compose(spec)
+        self.parts, self.views = composition.parts, composition.views
+        context = BuildContext(spec, encoder, tokenizer, data, lm_head, index_path, spec["temperature"],
+                               encoder.backbone.config.hidden_size)
+        self.part_modules = nn.ModuleDict()  # the other parts' modules (the built-in ones hold no weights)
+        self.objectives = nn.ModuleDict()    # by name: their parameters keep these names in checkpoints
+        for part in self.parts:
+            part.module = part.build(context)
+            if isinstance(part.module, nn.Module):
+                (self.objectives if part.kind == "objective" else self.part_modules)[part.log_key] = part.module
 
     def head_parameters(self) -> list[nn.Parameter]:
         """Everything trained besides the backbone (projection head, discriminator, LM head's own weights)."""
         backbone = {id(p) for p in self.encoder.backbone.parameters()}
         return [p for p in self.parameters() if id(p) not in backbone]
+
+    def fixed_shape(self, batch_size: int) -> FixedShape:
+        """Every step's shape on the graph path: texts padded to max_seq_length, and room for the positions a
+        part's tensors need (an MLM's selection)."""
+        width = self.spec["max_seq_length"]
+        rooms = [r for part in self.parts if (r := part.positions_room(batch_size, width)) is not None]
+        return FixedShape(width, max(rooms) if rooms else None)
 
     def _tokenize(self, texts: list[str], width: int | None = None) -> dict[str, torch.Tensor]:
         """input_ids and attention_mask of `texts` on the host, padded to the longest (or to `width`)."""
@@ -135,60 +137,21 @@ class Method(nn.Module):
         return self.compute(self.prepare(batch, step).to(next(self.encoder.parameters()).device))
 
     def prepare(self, batch: Batch, step: int, shape: FixedShape | None = None) -> StepInputs:
-        """The host's part of a step: token ids of every text the step encodes (anchors, positives, retrieved or
-        batch negatives, augmented views), and every random draw, in a fixed order from one generator seeded by
-        (seed, step): retrieved negatives, then each objective's (VaSCL's noise, MLM masks). `shape`: pad to
-        fixed shapes (`FixedShape`)."""
-        g = torch.Generator().manual_seed(self.spec["seed"] * 1_000_003 + step)
-        width = shape.width if shape else None
+        """The host's part of a step: token ids of every text the step encodes (anchors and positives, then each
+        part's block: retrieved or batch negatives, augmented views), and every random draw, from one generator
+        seeded by (seed, step), part after part (retrieved negatives, then each objective's: VaSCL's noise, MLM
+        masks). `shape`: pad to fixed shapes (`FixedShape`)."""
+        host = HostStep(self, batch, torch.Generator().manual_seed(self.spec["seed"] * 1_000_003 + step), shape)
         lookups = (self.batch_tokenizer.hits, self.batch_tokenizer.misses)
-        mine = distributed.local_slice(batch.anchors, len(batch.anchors))
-        tensors: dict[str, torch.Tensor] = {}
-        if self.contrastive is None:
-            self._draw_mlm(batch.originals[mine], g, shape, tensors)
-            return self._inputs(tensors, (), lookups)
-        anchors, positives = batch.anchors[mine], batch.positives[mine]
-        b = len(anchors)
-        texts = anchors + positives
-        n_neg = 0
-        if self.sampler is not None:    # one extra column per retrieved sentence, shared by the batch
-            from ..index.sampling import same_id_mask
-
-            negative_rows = self.sampler.sample(batch.lines, g)            # [B, s] for the global batch
-            texts += self.sampler.sentences(negative_rows[mine])
-            n_neg = negative_rows[mine].numel()
-            tensors["negative_mask"] = same_id_mask(self.sampler.rows(batch.lines), negative_rows.reshape(-1))
-        if self.batch_negatives:
-            texts += batch.negatives[mine]
-            n_neg = b
-        if "discriminator" in self.objectives:
-            texts += batch.augmented[mine]
-            tensors["labels"] = torch.tensor(batch.labels[mine])
-        tensors.update(self._tokenize(texts, width))
-        for name, module in self.objectives.items():
-            if name == "virtual_augmentation":
-                tensors["noise"] = module.draw_noise((b, self.encoder.backbone.config.hidden_size), g)
-            elif name == "mlm":
-                self._draw_mlm(batch.originals[mine], g, shape, tensors)
-        return self._inputs(tensors, (b, n_neg), lookups)
-
-    def _inputs(self, tensors, layout, before) -> StepInputs:
+        if self.views:
+            host.encode("anchors", batch.anchors[host.mine])
+            host.encode("positives", batch.positives[host.mine])
+        for part in self.parts:
+            part.prepare(host)
+        if host.texts:
+            host.tensors.update(self._tokenize(host.texts, shape.width if shape else None))
         after = (self.batch_tokenizer.hits, self.batch_tokenizer.misses)
-        return StepInputs(tensors, layout, (after[0] - before[0], after[1] - before[1]))
-
-    def _draw_mlm(self, originals: list[str], g: torch.Generator, shape: FixedShape | None, tensors: dict) -> None:
-        """The mlm objective's masked copies of the original sentences (masks drawn on the host, see `MaskedLM`)."""
-        orig = self.batch_tokenizer.encode(originals, shape.width if shape else None)
-        copies = self.objectives["mlm"].draw(orig["input_ids"], orig["attention_mask"], g,
-                                             shape.mlm_positions if shape else None)
-        for i, copy in enumerate(copies):
-            tensors.update({f"mlm{i}_{k}": v for k, v in copy.items()})
-
-    def _mlm_loss(self, tensors: dict) -> torch.Tensor:
-        module = self.objectives["mlm"]
-        copies = [{k: tensors[f"mlm{i}_{k}"] for k in ("input_ids", "attention_mask", "positions", "targets")}
-                  for i in range(module.copies)]
-        return module.loss(self.encoder.run_backbone, copies)
+        return StepInputs(host.tensors, tuple(host.layout), (after[0] - lookups[0], after[1] - lookups[1]))
 
     def compute(self, x: StepInputs) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         """The device's part of a step, from `prepare`'s tensors (on the device) alone: the loss and its parts.
@@ -196,34 +159,18 @@ class Method(nn.Module):
         Under data parallelism (`sentaug.train.distributed`) this rank encodes its slice; the contrastive
         loss is over the gathered global batch, the other objectives over this rank's slice, scaled by
         1/world so that summing the ranks' gradients gives their global mean."""
-        size, _ = distributed.world()
-        t = x.tensors
-        if self.contrastive is None:    # the objectives alone (CLEAR's MLM-only baselines)
-            value = self._mlm_loss(t)
-            return self.weights["mlm"] / size * value, {"mlm": value.detach()}
-        b, n_neg = x.layout
-        e = self.encoder.represent(t["input_ids"], t["attention_mask"])
-        z = self.encoder.project(e)
-        z1, z2 = distributed.gather_with_grad(z[:b]), distributed.gather_with_grad(z[b:2 * b])
-        if "negative_mask" in t:
-            negatives = distributed.gather_with_grad(z[2 * b:2 * b + n_neg])
-            total = self.contrastive(z1, z2, negatives, t["negative_mask"])
-        elif self.batch_negatives:
-            negatives = distributed.gather_with_grad(z[2 * b:3 * b])
-            own_only = None if self.shared_negatives else \
-                ~torch.eye(len(z1), dtype=torch.bool, device=z.device)   # True = column dropped
-            total = self.contrastive(z1, z2, negatives, own_only)
-        else:
-            total = self.contrastive(z1, z2)
-        parts = {"contrastive": total.detach()}
-        for name, module in self.objectives.items():
-            if name == "virtual_augmentation":
-                value = module(e[:b], self.encoder.head or nn.Identity(), noise=t["noise"])
-            elif name == "discriminator":
-                value, accuracy = module.loss_and_accuracy(e[:b], e[2 * b + n_neg:], t["labels"])
-                parts["discriminator_accuracy"] = accuracy.detach()   # logged like a loss part (AugCSE Fig. 5)
-            else:
-                value = self._mlm_loss(t)
-            parts[name] = value.detach()
-            total = total + self.weights[name] / size * value
-        return total, parts
+        step = DeviceStep(self.encoder, x)
+        total, logged = None, {}
+        for part in self.parts:
+            value, named = part.compute(step)
+            if value is None:
+                continue
+            if not isinstance(value, torch.Tensor) or value.dim() != 0 or not isinstance(named, dict):
+                raise TypeError(f"{part.kind} '{part.name}' ({part.where}): compute returned {type(value).__name__} "
+                                f"and {type(named).__name__}; it must return (a 0-dim loss tensor or None, a dict of "
+                                f"named parts)")
+            logged.update(named)
+            logged[part.log_key] = value.detach()
+            term = part.weighted(value, step.world)
+            total = term if total is None else total + term
+        return total, logged

@@ -38,10 +38,11 @@ from ..config import spec_digest
 from ..io import write_json
 from ..models.encoder import SentenceEncoder, pick_device
 from ..models.tokens import TokenTable
+from ..parts import needs_lm_head
 from . import distributed
 from .checkpoint import BestModel, Checkpoints, DivergenceGuard
-from .inputs import FixedShape, StepPreparer, batch_order, mlm_capacity, prepared_steps  # noqa: F401 (batch_order)
-from .method import Method, needs_mlm
+from .inputs import StepPreparer, batch_order, prepared_steps  # noqa: F401 (batch_order)
+from .method import Method
 from .run_length import total_steps
 from .sources import training_data
 from .step import LossTally, StepRunner, adamw
@@ -71,7 +72,7 @@ def load_backbone(path: str, spec: dict, device):
     added = tokenizer.add_tokens(list(spec.get("add_tokens") or []))
     config = backbone_config(AutoConfig.from_pretrained(path), spec.get("dropout"), path)
     lm_head = None
-    if needs_mlm(spec):
+    if needs_lm_head(spec):
         full = AutoModelForMaskedLM.from_pretrained(path, config=config)
         if added:
             full.resize_token_embeddings(len(tokenizer))
@@ -147,181 +148,243 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     `step_mode`: auto (one CUDA graph per step on a GPU), graph or eager
     (`sentaug.train.step`); `on_step(step)`: called after each step is launched (progress, benchmarks).
     `stop_after` interrupts after that step (for tests)."""
-    from tqdm.auto import tqdm
+    run = TrainingRun(spec, corpus, positives, backbone, dev_data, out, resume, device, index, tokens,
+                      compile_backbone, step_mode)
+    with run:       # its log file and progress bar
+        for inputs in run.steps:
+            run.take_step(inputs)
+            if on_step is not None:
+                on_step(run.step)
+            record = run.log_record()                   # every LOG_EVERY steps, at evaluations and at the end
+            checkpoint = run.step % spec["save_steps"] == 0 or run.step == stop_after
+            if record or checkpoint:
+                run.guard_divergence()    # before anything from a diverged step is logged, scored or saved
+            if run.step % spec["eval_steps"] == 0 or run.step == run.total:
+                run.evaluate(record)
+            run.write_log(record)
+            if checkpoint:
+                run.checkpoint()
+            if run.step == stop_after:
+                return None
+    return run.finish()
 
-    caches = [positives] if isinstance(positives, (str, Path)) else list(positives or [])
-    out = Path(out)
-    partial = Path(f"{out}.partial")
-    digest = spec_digest(spec)
-    dev = distributed.setup(torch.device(device) if device else pick_device())
-    lead = distributed.world()[1] == 0     # under torchrun, rank 0 alone evaluates and writes
-    if not resume and lead:
-        shutil.rmtree(partial, ignore_errors=True)
-    distributed.barrier()
-    partial.mkdir(parents=True, exist_ok=True)
 
-    torch.manual_seed(spec["seed"])
-    torch.use_deterministic_algorithms(dev.type == "cpu", warn_only=True)
-    data = training_data(spec, corpus, caches)
-    if not len(data):
-        raise ValueError(f"{corpus}: no training sentences")
-    model, tokenizer, lm_head = load_backbone(backbone, spec, dev)
-    graph, why_eager = step_path(step_mode, dev, compile_backbone)
-    eager_forward = model.forward
-    if compile_backbone:    # training's forward only: evaluation batches come in every width (no recompiling)
-        mode = compile_backbone if isinstance(compile_backbone, str) else None
-        # fused kernels: in a captured step every shape is fixed; eager batches come in every width
-        model.forward = torch.compile(model.forward, dynamic=not graph and mode is None, mode=mode)
-    torch.manual_seed(spec["seed"])  # heads and discriminator are initialised from the seed only
-    encoder = SentenceEncoder(model, pooler=spec["pooler"], head=spec.get("head"),
-                              head_only_train=spec["mlp_only_train"])
-    if encoder.head_name == "mlp":  # initialised like SimCSE's MLPLayer (the backbone's _init_weights)
-        torch.nn.init.normal_(encoder.head.dense.weight, std=model.config.initializer_range)
-        torch.nn.init.zeros_(encoder.head.dense.bias)
-    # on a GPU, no host wait inside a forward (the CPU keeps the padding mask: its results stay bit for bit)
-    encoder.use_ready_mask(dev.type == "cuda" and model.config._attn_implementation == "sdpa")
-    method = Method(spec, encoder, tokenizer, data, lm_head, index, [TokenTable.load(t) for t in tokens]).to(dev)
-    total = total_steps(spec, len(data))
-    optimizer = make_optimizer(method, spec, dev, capturable=graph)
-    scheduler = lr_schedule(optimizer, total, spec.get("schedule", "linear"))
-    evaluator = dev_evaluator(spec, dev_data)
-    ckpt = Checkpoints(partial)
-    guard = DivergenceGuard()
+class TrainingRun:
+    """A run between the phases of `train`: built (data, model, method, optimizer) and resumed from its last
+    checkpoint where asked, then stepped, logged, guarded, evaluated, checkpointed and finished."""
 
-    step, best, (running, since) = 0, -math.inf, (0.0, 0)
-    restored = None
-    if resume:   # the lead rank sets damaged checkpoints aside before the others look
-        restored = ckpt.load(method, optimizer, scheduler, digest) if lead else None
+    def __init__(self, spec: dict, corpus: str, positives, backbone: str, dev_data: str, out: str, resume: bool,
+                 device: str | None, index: str | None, tokens, compile_backbone: bool | str, step_mode: str):
+        caches = [positives] if isinstance(positives, (str, Path)) else list(positives or [])
+        self.spec, self.out = spec, Path(out)
+        self.partial = partial = Path(f"{out}.partial")
+        self.digest = spec_digest(spec)
+        self.dev = dev = distributed.setup(torch.device(device) if device else pick_device())
+        self.lead = lead = distributed.world()[1] == 0     # under torchrun, rank 0 alone evaluates and writes
+        if not resume and lead:
+            shutil.rmtree(partial, ignore_errors=True)
         distributed.barrier()
-        restored = restored if lead else ckpt.load(method, optimizer, scheduler, digest)
-    log_path = partial / "train_log.jsonl"
-    if restored:
-        step, best, (running, since) = restored
-        if graph:
-            learning_rates_on(optimizer, scheduler, dev)
-        print(f"[train] resumed at step {step} (best STS-B dev so far {best:.2f})", file=sys.stderr, flush=True)
-    tally = LossTally(dev, running)     # summed on the device: no wait per step
-    if restored and lead:
-        # records written after that checkpoint are replayed by the resumed run (a line cut short by a kill
-        # is dropped with them)
-        kept = [r for r in log_path.read_text().splitlines() if _log_step(r) <= step] if log_path.exists() else []
-        log_path.write_text("".join(r + "\n" for r in kept))
-    elif lead:   # a fresh start: nothing of an earlier attempt (another spec's best model) may leak in
-        log_path.unlink(missing_ok=True)
-        shutil.rmtree(partial / "best", ignore_errors=True)
-    # (a captured step may not cache autocast's weight casts: the cache would outlive the capture)
-    amp = torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False) if dev.type == "cuda" else \
-        torch.autocast("cpu", enabled=False)
-    best_model = BestModel(partial, encoder, tokenizer, spec["eval_pooler"], on_device=dev.type == "cuda")
-    counter = torch.tensor(step, device=dev)     # the step number on the device, for the guard
+        partial.mkdir(parents=True, exist_ok=True)
 
-    def train_step(inputs) -> None:
+        torch.manual_seed(spec["seed"])
+        torch.use_deterministic_algorithms(dev.type == "cpu", warn_only=True)
+        self.data = data = training_data(spec, corpus, caches)
+        if not len(data):
+            raise ValueError(f"{corpus}: no training sentences")
+        model, tokenizer, lm_head = load_backbone(backbone, spec, dev)
+        self.model, self.tokenizer = model, tokenizer
+        graph, why_eager = step_path(step_mode, dev, compile_backbone)
+        self.eager_forward = model.forward
+        if compile_backbone:    # training's forward only: evaluation batches come in every width (no recompiling)
+            mode = compile_backbone if isinstance(compile_backbone, str) else None
+            # fused kernels: in a captured step every shape is fixed; eager batches come in every width
+            model.forward = torch.compile(model.forward, dynamic=not graph and mode is None, mode=mode)
+        torch.manual_seed(spec["seed"])  # heads and discriminator are initialised from the seed only
+        self.encoder = encoder = SentenceEncoder(model, pooler=spec["pooler"], head=spec.get("head"),
+                                                 head_only_train=spec["mlp_only_train"])
+        if encoder.head_name == "mlp":  # initialised like SimCSE's MLPLayer (the backbone's _init_weights)
+            torch.nn.init.normal_(encoder.head.dense.weight, std=model.config.initializer_range)
+            torch.nn.init.zeros_(encoder.head.dense.bias)
+        # on a GPU, no host wait inside a forward (the CPU keeps the padding mask: its results stay bit for bit)
+        encoder.use_ready_mask(dev.type == "cuda" and model.config._attn_implementation == "sdpa")
+        self.method = method = Method(spec, encoder, tokenizer, data, lm_head, index,
+                                      [TokenTable.load(t) for t in tokens]).to(dev)
+        self.total = total_steps(spec, len(data))
+        self.optimizer = make_optimizer(method, spec, dev, capturable=graph)
+        self.scheduler = lr_schedule(self.optimizer, self.total, spec.get("schedule", "linear"))
+        self.evaluator = dev_evaluator(spec, dev_data)
+        self.ckpt = Checkpoints(partial)
+        self.guard = DivergenceGuard()
+        running = self._restore(resume, graph)
+        self.tally = LossTally(dev, running)     # summed on the device: no wait per step
+        self.best_model = BestModel(partial, encoder, tokenizer, spec["eval_pooler"], on_device=dev.type == "cuda")
+        self.runner = StepRunner(self._step_function(compile_backbone), self.optimizer, dev, graph, why_eager)
+        shape = method.fixed_shape(spec["batch_size"]) if graph else None    # every step the same shapes: one graph
+        workers = PREFETCH_WORKERS if dev.type == "cuda" and distributed.world()[0] == 1 else 0
+        self.steps = prepared_steps(StepPreparer(method, data, spec["batch_size"], spec["seed"], shape),
+                                    range(self.step, self.total), workers, pin=dev.type == "cuda")
+        self.lookups = [0, 0]
+        self.first_step, self.started = self.step, time.time()
+        method.train()
+
+    def _restore(self, resume: bool, graph: bool) -> float:
+        """Step, best score and running loss from the last checkpoint (resume) or a fresh start; the log is
+        trimmed to what that checkpoint had seen. Returns the running loss."""
+        self.step, self.best, (running, self.since) = 0, -math.inf, (0.0, 0)
+        restored = None
+        if resume:   # the lead rank sets damaged checkpoints aside before the others look
+            restored = self.ckpt.load(self.method, self.optimizer, self.scheduler, self.digest) if self.lead else None
+            distributed.barrier()
+            restored = restored if self.lead else self.ckpt.load(self.method, self.optimizer, self.scheduler,
+                                                                 self.digest)
+        self.log_path = log_path = self.partial / "train_log.jsonl"
+        if restored:
+            self.step, self.best, (running, self.since) = restored
+            if graph:
+                learning_rates_on(self.optimizer, self.scheduler, self.dev)
+            print(f"[train] resumed at step {self.step} (best STS-B dev so far {self.best:.2f})", file=sys.stderr,
+                  flush=True)
+        if restored and self.lead:
+            # records written after that checkpoint are replayed by the resumed run (a line cut short by a kill
+            # is dropped with them)
+            kept = [r for r in log_path.read_text().splitlines() if _log_step(r) <= self.step] \
+                if log_path.exists() else []
+            log_path.write_text("".join(r + "\n" for r in kept))
+        elif self.lead:   # a fresh start: nothing of an earlier attempt (another spec's best model) may leak in
+            log_path.unlink(missing_ok=True)
+            shutil.rmtree(self.partial / "best", ignore_errors=True)
+        return running
+
+    def _step_function(self, compile_backbone):
         """One step on device tensors, the same code eager or captured (sentaug.train.step)."""
-        if compile_backbone == "reduce-overhead":     # torch.compile's own CUDA graphs: a new step begins
-            torch.compiler.cudagraph_mark_step_begin()
-        counter.add_(1)
-        with amp:
-            loss, parts = method.compute(inputs)
-        loss.backward()
-        distributed.reduce_gradients(method)
-        optimizer.step()
-        tally.add(loss, parts)
-        guard.observe(loss, counter)
+        method, optimizer, tally, guard = self.method, self.optimizer, self.tally, self.guard
+        # (a captured step may not cache autocast's weight casts: the cache would outlive the capture)
+        amp = torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False) if self.dev.type == "cuda" else \
+            torch.autocast("cpu", enabled=False)
+        counter = torch.tensor(self.step, device=self.dev)     # the step number on the device, for the guard
 
-    runner = StepRunner(train_step, optimizer, dev, graph, why_eager)
-    shape = None
-    if graph:   # every step the same shapes: one graph
-        mlm = method.objectives["mlm"] if "mlm" in method.objectives else None
-        shape = FixedShape(spec["max_seq_length"], mlm_capacity(spec["batch_size"], spec["max_seq_length"],
-                                                                mlm.probability) if mlm else None)
-    workers = PREFETCH_WORKERS if dev.type == "cuda" and distributed.world()[0] == 1 else 0
-    steps = prepared_steps(StepPreparer(method, data, spec["batch_size"], spec["seed"], shape), range(step, total),
-                           workers, pin=dev.type == "cuda")
-    lookups = [0, 0]
+        def train_step(inputs) -> None:
+            if compile_backbone == "reduce-overhead":     # torch.compile's own CUDA graphs: a new step begins
+                torch.compiler.cudagraph_mark_step_begin()
+            counter.add_(1)
+            with amp:
+                loss, parts = method.compute(inputs)
+            loss.backward()
+            distributed.reduce_gradients(method)
+            optimizer.step()
+            tally.add(loss, parts)
+            guard.observe(loss, counter)
 
-    def evaluate_and_keep_best(at_step: int) -> float:
-        nonlocal best
-        if not lead:
+        return train_step
+
+    def __enter__(self) -> "TrainingRun":
+        from tqdm.auto import tqdm
+
+        spec = self.spec
+        self.bar = tqdm(total=self.total, initial=self.step, desc=f"train {spec['method']} seed {spec['seed']}",
+                        unit="step", disable=not self.lead)
+        self.log = open(self.log_path if self.lead else os.devnull, "a", encoding="utf-8")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.log.close()
+        self.bar.close()
+
+    def take_step(self, inputs) -> None:
+        """The step itself (a GPU running out of memory is named with the batch), then the scheduler's."""
+        self.lookups[0], self.lookups[1] = self.lookups[0] + inputs.lookups[0], self.lookups[1] + inputs.lookups[1]
+        try:
+            self.runner(inputs)
+        except torch.cuda.OutOfMemoryError as e:
+            raise OutOfDeviceMemory(out_of_memory_message(e, self.spec, self.step + 1, inputs, self.dev,
+                                                          self.kept_message())) from e
+        self.scheduler.step()
+        self.step += 1
+        self.since += 1
+        self.bar.update(1)
+
+    def log_record(self) -> dict | None:
+        """The log line of this step (the loss and its parts since the last one, read from the device), every
+        LOG_EVERY steps, at each evaluation and at the end; None between."""
+        step, spec = self.step, self.spec
+        if not (step % LOG_EVERY == 0 or step % spec["eval_steps"] == 0 or step == self.total):
+            return None
+        loss, parts = self.tally.take(self.since)
+        record = {"step": step, "loss": loss, "lr": float(self.scheduler.get_last_lr()[0]),
+                  "elapsed_s": round(time.time() - self.started, 2)}
+        if set(parts) != {"contrastive"}:      # the parts, unless plain contrastive
+            record["parts"] = parts
+        self.since = 0
+        return record
+
+    def guard_divergence(self) -> None:
+        self.guard.check(self.kept_message())
+
+    def evaluate(self, record: dict) -> None:
+        """STS-B dev (the lead rank), the best model kept aside, the score and the best so far logged."""
+        record["stsb_dev"] = self._evaluate_and_keep_best(self.step)
+        record["best_stsb_dev"] = self.best
+        self.bar.set_postfix(dev=f"{record['stsb_dev']:.2f}", best=f"{self.best:.2f}")
+
+    def _evaluate_and_keep_best(self, at_step: int) -> float:
+        if not self.lead:
             distributed.barrier()
             return math.nan
-        training_forward, model.forward = model.forward, eager_forward
+        model = self.model
+        training_forward, model.forward = model.forward, self.eager_forward
         try:
-            score = evaluator(encoder.backbone, tokenizer, pooler=spec["eval_pooler"])
+            score = self.evaluator(self.encoder.backbone, self.tokenizer, pooler=self.spec["eval_pooler"])
         finally:
             model.forward = training_forward
-        if score > best:
-            best = score
-            best_model.keep(at_step, score)
+        if score > self.best:
+            self.best = score
+            self.best_model.keep(at_step, score)
         distributed.barrier()
         return score
 
-    def kept_message() -> str:
-        saved = ckpt.steps()
-        kept = f"the last good checkpoint ({saved[0].name}) is kept in {ckpt.root}" if saved else \
-            "no checkpoint had been saved yet"
-        return (f"Run {spec['method']} seed {spec['seed']}: {kept}; nothing was written to {out}. A lower "
-                f"learning rate, or a look at the inputs of the steps before, is where to start.")
+    def write_log(self, record: dict | None) -> None:
+        if record:
+            self.log.write(json.dumps(record) + "\n")
+            self.log.flush()
 
-    first_step, started = step, time.time()
-    method.train()
-    bar = tqdm(total=total, initial=step, desc=f"train {spec['method']} seed {spec['seed']}", unit="step",
-               disable=not lead)
-    with open(log_path if lead else os.devnull, "a", encoding="utf-8") as log:
-        for inputs in steps:
-            lookups[0], lookups[1] = lookups[0] + inputs.lookups[0], lookups[1] + inputs.lookups[1]
-            try:
-                runner(inputs)
-            except torch.cuda.OutOfMemoryError as e:
-                raise OutOfDeviceMemory(out_of_memory_message(e, spec, step + 1, inputs, dev, kept_message())) from e
-            scheduler.step()
-            step += 1
-            since += 1
-            if on_step is not None:
-                on_step(step)
-            bar.update(1)
-            record = None
-            if step % LOG_EVERY == 0 or step % spec["eval_steps"] == 0 or step == total:
-                loss, parts = tally.take(since)
-                record = {"step": step, "loss": loss, "lr": float(scheduler.get_last_lr()[0]),
-                          "elapsed_s": round(time.time() - started, 2)}
-                if set(parts) != {"contrastive"}:      # the parts, unless plain contrastive
-                    record["parts"] = parts
-                since = 0
-            if record or step % spec["save_steps"] == 0 or step == stop_after:
-                guard.check(kept_message())   # before anything from a diverged step is logged, scored or saved
-            if step % spec["eval_steps"] == 0 or step == total:
-                record["stsb_dev"] = evaluate_and_keep_best(step)
-                record["best_stsb_dev"] = best
-                bar.set_postfix(dev=f"{record['stsb_dev']:.2f}", best=f"{best:.2f}")
-            if record:
-                log.write(json.dumps(record) + "\n")
-                log.flush()
-            if lead and (step % spec["save_steps"] == 0 or step == stop_after):
-                best_model.write()
-                ckpt.save(method, optimizer, scheduler, step, best, digest, (tally.loss.item(), since))
-            if step == stop_after:
-                bar.close()
-                return None
-    bar.close()
-    if not lead:
-        return None
-    best_model.write()
-    seconds = time.time() - started
-    best_info = json.loads((partial / "best" / "best_step.json").read_text())
-    summary = {"spec": spec, "steps": total, "best_step": best_info["step"], "best_stsb_dev": best_info["stsb_dev"],
-               "train_seconds": round(seconds, 2), "steps_per_second": round((total - first_step) / seconds, 3),
-               "n_train_pairs": len(data), "device": str(dev), "processes": distributed.world()[0],
-               "versions": _versions(), "attn_implementation": model.config._attn_implementation,
-               "step_path": runner.describe(),
-               "token_lookups": {"from_files": lookups[0], "tokenized": lookups[1]}}
-    final = partial / "best"
-    shutil.copyfile(log_path, final / "train_log.jsonl")
-    write_json(final / "train_summary.json", summary)
-    if out.exists():
-        shutil.rmtree(out)
-    os.replace(final, out)   # the one step that makes the run visible, complete
-    shutil.rmtree(partial, ignore_errors=True)
-    return summary
+    def checkpoint(self) -> None:
+        """The best model and a resumable checkpoint (the lead rank)."""
+        if self.lead:
+            self.best_model.write()
+            self.ckpt.save(self.method, self.optimizer, self.scheduler, self.step, self.best, self.digest,
+                           (self.tally.loss.item(), self.since))
+
+    def kept_message(self) -> str:
+        saved = self.ckpt.steps()
+        kept = f"the last good checkpoint ({saved[0].name}) is kept in {self.ckpt.root}" if saved else \
+            "no checkpoint had been saved yet"
+        return (f"Run {self.spec['method']} seed {self.spec['seed']}: {kept}; nothing was written to {self.out}. "
+                f"A lower learning rate, or a look at the inputs of the steps before, is where to start.")
+
+    def finish(self) -> dict | None:
+        """The best model, its log and the run's summary in the run folder, made visible in one rename (the lead
+        rank; the others return None)."""
+        if not self.lead:
+            return None
+        spec, partial, out, total = self.spec, self.partial, self.out, self.total
+        self.best_model.write()
+        seconds = time.time() - self.started
+        best_info = json.loads((partial / "best" / "best_step.json").read_text())
+        summary = {"spec": spec, "steps": total, "best_step": best_info["step"],
+                   "best_stsb_dev": best_info["stsb_dev"], "train_seconds": round(seconds, 2),
+                   "steps_per_second": round((total - self.first_step) / seconds, 3), "n_train_pairs": len(self.data),
+                   "device": str(self.dev), "processes": distributed.world()[0], "versions": _versions(),
+                   "attn_implementation": self.model.config._attn_implementation,
+                   "step_path": self.runner.describe(),
+                   "token_lookups": {"from_files": self.lookups[0], "tokenized": self.lookups[1]}}
+        final = partial / "best"
+        shutil.copyfile(self.log_path, final / "train_log.jsonl")
+        write_json(final / "train_summary.json", summary)
+        if out.exists():
+            shutil.rmtree(out)
+        os.replace(final, out)   # the one step that makes the run visible, complete
+        shutil.rmtree(partial, ignore_errors=True)
+        return summary
 
 
 class OutOfDeviceMemory(RuntimeError):

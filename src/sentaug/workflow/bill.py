@@ -19,13 +19,12 @@ import yaml
 from .. import config as sc
 from ..choices import Mistake, unknown
 from . import cost
-from .jobs import EVAL, GLUE, TRAIN, rule_kind
+from .jobs import EVAL, GLUE, GPU_KINDS, TRAIN, rule_kind
 from .planned import PlannedJob, planned_and_new
 from .step_times import StepTimes, known_devices
 
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_DEVICE = "h200"
-GPU_KINDS = (TRAIN, GLUE, EVAL)     # the bill's columns of jobs priced on the device; the other jobs run on CPUs
 
 
 @dataclass

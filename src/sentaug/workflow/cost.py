@@ -35,6 +35,7 @@ from pathlib import Path
 import yaml
 
 from ..config import split_variant
+from ..parts import NLI_TRIPLETS, compose
 from ..train.run_length import total_steps
 from .step_times import StepTimes, flops_per_token
 
@@ -50,11 +51,6 @@ CHECKPOINT_WRITES = 3
 # RUNTIME_FLOOR_MIN (queue start-up, a slow node) and at most RUNTIME_CAP_MIN (a common GPU partition limit; a
 # longer run resumes from its last checkpoint when requeued: profiles/slurm restarts a job once).
 RUNTIME_FACTOR, RUNTIME_EXTRA_MIN, RUNTIME_FLOOR_MIN, RUNTIME_CAP_MIN = 1.5, 10, 15, 2880
-# Method features and the benchmark's overhead measurement that stands for each (config `methods:`). A hard
-# negative is a third sentence per example (retrieved, cached or the NLI contradiction); switch-case positives
-# are drawn on the host per step (CARDS = switch-case + retrieval).
-HARD_NEGATIVE, SWITCH_CASE = "simcse_retrieval", "cards"
-OBJECTIVE_OVERHEAD = {"virtual_augmentation": "vascl", "discriminator": "augcse", "mlm": "simcse_mlm"}
 # GLUE fine-tuning (sentaug.evaluate.glue defaults): batch, epochs, tokens per sentence (pair) at most.
 GLUE_BATCH, GLUE_EPOCHS, GLUE_LENGTH = 32, 3.0, 128
 
@@ -123,22 +119,16 @@ def run_examples(paths, spec: dict) -> tuple[int, list[str]]:
     """Training examples of a run: the triplets of its NLI set, or the corpus lines (only those its
     augmentations changed for `changed_only` positives and `only_changed` negatives: counted from the built
     caches' stats, else all lines, an upper bound)."""
-    if spec["positive"]["source"] == "nli":
-        name = spec["positive"]["triplets"]
+    composition = compose(spec)
+    if composition.positive.examples == NLI_TRIPLETS:
+        name = spec["corpus"]          # the triplet file the positive source resolved
         stats = Path(paths.triplets_stats_file(name))
         if stats.is_file():
             return int(json.loads(stats.read_text())["n"]), []
         sizes = [_count("examples", part) for part in name.split(".as_")]
         return sizes[-1][0] if len(sizes) == 1 else min(n for n, _ in sizes), [b for _, bs in sizes for b in bs]
     n, basis = _count("examples", spec["corpus"])
-    from ..config import method_caches
-
-    changed = []
-    if spec["positive"].get("changed_only"):
-        changed.append(method_caches(spec)[0])
-    if spec["negatives"]["source"] == "cache" and spec["negatives"].get("only_changed", True):
-        changed.append(method_caches(spec)[-1])
-    for augmentation, seed in changed:
+    for augmentation, seed in composition.changed_only(spec["seed"]):
         stats = Path(paths.cache_stats(augmentation, seed, spec["corpus"]))
         if stats.is_file():
             n = min(n, int(json.loads(stats.read_text())["n_changed"]))
@@ -150,22 +140,14 @@ def run_examples(paths, spec: dict) -> tuple[int, list[str]]:
 def step_setting(spec: dict) -> str:
     """What decides a training step's device time, as the step-time table's measured `settings` are keyed:
     `<backbone>/b<batch>/L<length>/<work>`, the work being the texts and objectives the step adds to SimCSE's
-    two views (`retrieved<s>`: s retrieved negatives per anchor; `hard_negative`: one cached or NLI negative
-    per anchor; each objective by name, MLM with its number of masked copies; a contrastive loss other than
-    InfoNCE). What a method changes on the host alone (where its positives come from, sampling modes,
-    proportions, dropout rates) does not change the key: runs that differ only there share one measurement."""
-    negatives = spec["negatives"]
-    work = []
-    if negatives["source"] == "retrieved":
-        work.append(f"retrieved{int(negatives.get('s', 1))}")
-    elif negatives["source"] != "in_batch":
-        work.append("hard_negative")
-    for objective in spec.get("objectives") or []:
-        work.append(objective["name"] + (f"x{int(objective.get('copies', 1))}" if objective["name"] == "mlm" else ""))
-    contrastive = spec.get("contrastive") or "infonce"
-    contrastive = contrastive if isinstance(contrastive, str) else contrastive["name"]
-    if contrastive != "infonce":
-        work.append(contrastive)
+    two views, each part's `step_work` (sentaug.parts: `retrieved<s>`: s retrieved negatives per anchor;
+    `hard_negative`: one cached or NLI negative per anchor; each objective by name, MLM with its number of masked
+    copies; a contrastive loss other than InfoNCE), negatives first, then the objectives, then the loss. What a
+    method changes on the host alone (where its positives come from, sampling modes, proportions, dropout rates)
+    does not change the key: runs that differ only there share one measurement."""
+    composition = compose(spec)
+    parts = [composition.negatives, *composition.objectives, composition.contrastive]
+    work = [part.step_work for part in parts if part.step_work is not None]
     return f"{spec['backbone']}/b{spec['batch_size']}/L{spec['max_seq_length']}/{'+'.join(work) or 'simcse'}"
 
 
@@ -176,27 +158,17 @@ def method_overhead(times: StepTimes, spec: dict, setting: str) -> tuple[float, 
     if times.overhead(method) is not None:
         at = times.overhead_at(method)
         return times.overhead(method), [] if at == setting else [f"{method}'s overhead measured at {at}"]
-    factors = []
-    if spec["negatives"]["source"] != "in_batch":
-        factors.append((HARD_NEGATIVE, "a hard negative"))
-    if spec["positive"]["source"] == "switch_case":
-        factors.append((SWITCH_CASE, "switch-case positives"))
-    for objective in spec.get("objectives") or []:
-        factors.append((OBJECTIVE_OVERHEAD[objective["name"]], objective["name"]) if objective["name"] in
-                       OBJECTIVE_OVERHEAD else (None, objective["name"]))
+    # each part that adds work to SimCSE's step, priced by the measured overhead that stands for it (sentaug.parts)
+    factors = [part for part in compose(spec).parts if part.adds_work]
     ratio, basis = 1.0, []
-    copies = {o["name"]: int(o.get("copies", 1)) for o in spec.get("objectives") or []}
-    for measured, feature in factors:
-        r = times.overhead(measured) if measured else None
+    for part in factors:
+        feature = part.feature or part.name
+        r = part.step_overhead(times) if part.overhead else None
         if r is None:
             basis.append(f"{feature}: no overhead measured, counted as SimCSE")
             continue
-        if measured == SWITCH_CASE:    # CARDS = switch-case x retrieval
-            r = r / times.overhead(HARD_NEGATIVE)
-        if feature == "mlm":
-            r = 1 + copies["mlm"] * (r - 1)
         ratio *= r
-        basis.append(f"{feature}: overhead of {measured} ({times.overhead_at(measured)}) x{r:.3f}")
+        basis.append(f"{feature}: overhead of {part.overhead} ({times.overhead_at(part.overhead)}) x{r:.3f}")
     if not factors and split_variant(method)[0] != "simcse":   # a SimCSE variant is SimCSE's step
         basis.append(f"{method}: counted as SimCSE (same sentences per step; its own overhead not measured)")
     return ratio, basis

@@ -17,6 +17,7 @@ from .evaluations import Evaluation, pretrained_evaluation, run_evaluation
 
 # Columns of the bill a priced job falls in.
 TRAIN, GLUE, EVAL = "train", "glue", "eval"
+GPU_KINDS = (TRAIN, GLUE, EVAL)     # the bill's columns of jobs priced on the device; the other jobs run on CPUs
 
 
 @dataclass(frozen=True)

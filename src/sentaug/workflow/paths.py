@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 from .. import config as sc
+from ..parts import NLI_TRIPLETS, compose
 
 SHARED_RUNS = "shared"
 LEADERBOARD = "leaderboard"    # the leaderboard's runs: no paper's recipe, at every scale
@@ -199,9 +200,10 @@ class Paths:
         return sorted({self.data_folder(self.nli_set_folder(n)) for n in name.split(".as_")})
 
     def train_corpus(self, spec: dict) -> str:
-        """What a run trains on: the NLI triplet file of the nli source, else the corpus."""
-        if spec["positive"]["source"] == "nli":
-            return self.triplets_file(spec["positive"]["triplets"])
+        """What a run trains on: the NLI triplet file its positive source resolved (`spec["corpus"]`), else the
+        corpus."""
+        if compose(spec).positive.examples == NLI_TRIPLETS:
+            return self.triplets_file(spec["corpus"])
         return self.corpus_file(spec["corpus"])
 
     # -- models and caches --------------------------------------------------------------------------------
@@ -236,10 +238,13 @@ class Paths:
         return [self.path("corpus_tokens", **fields)] + [
             self.path("cache_tokens", **fields, augmentation=aug, seed=seed) for aug, seed in sc.method_caches(spec)]
 
-    def index_file(self, spec: dict, backbone: str) -> str:
-        """CARDS' retrieval index of a run: built with the frozen backbone it starts from, pooled as it evaluates."""
-        return self.path("index", corpus=spec["corpus"], backbone=backbone, pooler=spec["eval_pooler"],
-                         k=spec["negatives"].get("k", 64))
+    def index_file(self, spec: dict, backbone: str) -> str | None:
+        """The retrieval index a run's parts read (CARDS' retrieved negatives; `sentaug.config.method_index`), None
+        when they read none: built with the frozen backbone the run starts from, pooled as it evaluates."""
+        index = sc.method_index(spec)
+        if index is None:
+            return None
+        return self.path("index", corpus=spec["corpus"], backbone=backbone, pooler=spec["eval_pooler"], k=index["k"])
 
     # -- runs -----------------------------------------------------------------------------------------------
     def run_paper(self, paper: str) -> str:

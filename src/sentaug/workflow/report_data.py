@@ -14,10 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..io import write_json
-from .bill import GPU_KINDS, Bill
+from .jobs import GPU_KINDS
+
+# (`bill`: a sentaug.workflow.bill.Bill, whose command writes this page's data: imported from there, not here)
 
 
-def projected_jobs(bill: Bill) -> list[dict]:
+def projected_jobs(bill: "Bill") -> list[dict]:
     """Every device job of `bill` with its projected device-hours (training with the bill's sharing gain, as
     Bill.training_hours counts it)."""
     return [{"kind": j.kind, "rule": j.rule, "wildcards": j.wildcards,
@@ -25,7 +27,7 @@ def projected_jobs(bill: Bill) -> list[dict]:
             for j in bill.jobs.values() if j.kind in GPU_KINDS]
 
 
-def built_jobs(bill: Bill) -> list[dict]:
+def built_jobs(bill: "Bill") -> list[dict]:
     """Every device job of `bill`: built or not, and what a built one took (hours and device; None where its
     output records none)."""
     return [{"kind": j.kind, "rule": j.rule, "wildcards": j.wildcards, "built": j.built,
@@ -45,7 +47,7 @@ def papers(W) -> dict:
     return out
 
 
-def report_data(bill: Bill, paper: Bill) -> dict:
+def report_data(bill: "Bill", paper: "Bill") -> dict:
     """The front page's data: `bill` is the build's (its scale), `paper` the paper scale's (the same bill when the
     build is at paper scale)."""
     W = bill.paths
@@ -56,7 +58,7 @@ def report_data(bill: Bill, paper: Bill) -> dict:
             "built": {"scale": bill.scale, "jobs": built_jobs(bill)}}
 
 
-def write_report_data(bill: Bill, paper: Bill) -> str:
+def write_report_data(bill: "Bill", paper: "Bill") -> str:
     path = bill.paths.report_bill_data_file()
     write_json(path, report_data(bill, paper))
     return path

@@ -1,0 +1,106 @@
+"""config.yaml: schema errors name the key; scales resolve stand-ins and recipes as documented."""
+import copy
+import subprocess
+import sys
+
+import pytest
+
+from sentaug import config as sc
+
+from tests.conftest import ROOT
+
+
+def test_shipped_config_and_papers_are_valid(cfg):
+    sc.validate(cfg)
+    for name in cfg["papers"]:
+        cfg["papers_dir"] = str(ROOT / "papers")
+        sc.load_paper(cfg, name)
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda c: c["scales"]["demo"]["train"].update(batchsize=8),
+     r"scales\.demo\.train': Additional properties .*'batchsize'"),
+    (lambda c: c["train"].update(batch_size="64"), r"'train\.batch_size': '64' is not of type 'integer'"),
+    (lambda c: c.update(scale="huge"), r"'scale': unknown scale 'huge'; valid: demo, small, paper, gpu$"),
+    (lambda c: c.update(colour="blue"), r"'<top level>': Additional properties .*'colour'"),
+])
+def test_schema_errors_name_the_key(cfg, mutate, message):
+    mutate(cfg)
+    with pytest.raises(sc.ConfigError, match=message):
+        sc.validate(cfg)
+
+
+def test_cross_references_are_checked(cfg):
+    bad = copy.deepcopy(cfg)
+    bad["methods"]["sda_pi"]["positive"]["augmentation"] = "sda_typo"
+    with pytest.raises(sc.ConfigError, match=r"methods\.sda_pi\.positive\.augmentation.*sda_typo"):
+        sc.validate(bad)
+    bad = copy.deepcopy(cfg)
+    bad["scales"]["small"]["backbones"]["roberta-base"] = "tiny-robbie"
+    with pytest.raises(sc.ConfigError, match=r"scales\.small\.backbones.*tiny-robbie"):
+        sc.validate(bad)
+
+
+def test_augmentation_backbone_parameters_resolve_per_scale(cfg):
+    # shipped: demo/small use the random tiny-bert as masked LM, paper scale bert-base-uncased itself
+    assert [sc.augmentation_backbone(cfg, "backbone:masked_lm", s) for s in ("demo", "small", "paper")] == \
+        ["tiny-bert", "tiny-bert", "bert-base-uncased"]
+    assert sc.augmentation_backbone(cfg, "backbone:roberta-base", "small") == "tiny-roberta-bpe"
+    assert sc.augmentation_backbone(cfg, "backbone:roberta-base", "paper") == "roberta-base"
+    # AugCSE's seq2seq models: the scale's random tiny-bart below paper scale, the real model at paper scale
+    assert [sc.augmentation_backbone(cfg, "backbone:wmt19-en-de", s) for s in ("demo", "small", "paper")] == \
+        ["tiny-bart", "tiny-bart", "wmt19-en-de"]
+    # ... and as the augment rule calls it: op, parameters with folders, the folders to build first
+    assert sc.augmentation_call(cfg, "DiverseParaphrase", "B", "paper") == (
+        "DiverseParaphrase", {"model": "B/wmt19-en-de", "back_model": "B/wmt19-de-en"},
+        ["B/wmt19-de-en", "B/wmt19-en-de"])
+    # below paper scale the random stand-in's outputs are capped by the scale's augmentation_params
+    assert sc.augmentation_call(cfg, "DiverseParaphrase", "B", "small") == (
+        "DiverseParaphrase", {"model": "B/tiny-bart", "back_model": "B/tiny-bart", "max_new_tokens": 12},
+        ["B/tiny-bart"])
+    assert sc.augmentation_call(cfg, "Casual2Formal", "B", "demo")[1]["max_new_tokens"] == 12
+    assert sc.augmentation_call(cfg, "sda_pi", "B", "small") == ("punctuation_insertion", {}, [])
+    del cfg["scales"]["small"]["masked_lm"]          # not given: the bert-base-uncased stand-in
+    assert sc.augmentation_backbone(cfg, "backbone:masked_lm", "small") == "minilm"
+    cfg["scales"]["demo"]["masked_lm"] = "tiny-brt"
+    with pytest.raises(sc.ConfigError, match=r"scales\.demo\.masked_lm.*tiny-brt"):
+        sc.check_references(cfg)
+
+
+def test_train_spec_precedence(cfg):
+    paper = {"recipes": {"roberta-base": {"batch_size": 64, "learning_rate": 1.0e-5, "eval_steps": 250}}}
+    # paper scale: defaults < scale < backbone recipe (SimCSE: 512 / 1e-5) < paper recipe (SDA: 64 / 1e-5)
+    spec = sc.train_spec(cfg, paper, "roberta-base", "sda_pi", 42, scale="paper")
+    assert (spec["batch_size"], spec["learning_rate"], spec["eval_steps"]) == (64, 1.0e-5, 250)
+    assert spec["backbone"] == "roberta-base" and spec["corpus"] == "wiki1m"
+    assert spec["positive"] == {"source": "cache", "augmentation": "sda_pi", "op": "punctuation_insertion"}
+    # without a paper recipe the backbone's SimCSE recipe applies
+    spec = sc.train_spec(cfg, {}, "roberta-base", "simcse", 42, scale="paper")
+    assert (spec["batch_size"], spec["eval_steps"]) == (512, 125)
+    # demo scale: the scale's settings win, recipes are ignored, the stand-in is trained
+    spec = sc.train_spec(cfg, paper, "roberta-base", "simcse", 1, scale="demo")
+    assert spec["backbone"] == "tiny-roberta"
+    assert spec["batch_size"] == cfg["scales"]["demo"]["train"]["batch_size"]
+    assert spec["temperature"] == 0.05 and spec["max_seq_length"] == 32
+    # CLEAR's double-batch baseline: twice whatever batch the scale or recipe resolves to
+    for scale, recipe in (("small", None), ("paper", {"recipes": {"roberta-base": {"batch_size": 64}}})):
+        single = sc.train_spec(cfg, recipe, "roberta-base", "clear_double_mlm", 1, scale=scale)["batch_size"]
+        double = sc.train_spec(cfg, recipe, "roberta-base", "clear_double_batch", 1, scale=scale)
+        assert double["batch_size"] == 2 * single and "batch_multiplier" not in double
+
+
+def test_paper_rows_must_match_columns(cfg, tmp_path):
+    (tmp_path / "p.yaml").write_text(
+        "tables:\n  t:\n    kind: sts\n    columns: [STS12, avg]\n    caption: x\n"
+        "    rows:\n      - {label: a, method: simcse, paper: [1.0]}\n")
+    cfg["papers_dir"] = str(tmp_path)
+    with pytest.raises(sc.ConfigError, match="row 'a' has 1 reported values for 2 columns"):
+        sc.load_paper(cfg, "p")
+
+
+def test_snakemake_validates_config_at_start():
+    """The workflow itself refuses a bad value before building any job, naming the key."""
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--config", "scale=huge"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "config key 'scale': unknown scale 'huge'; valid: demo, small, paper, gpu" in proc.stdout + proc.stderr
