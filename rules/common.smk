@@ -9,8 +9,9 @@ from pathlib import Path
 
 from sentaug.report.pages import page_caption, rst_escape
 from sentaug.snakemake_hooks import (announce_first_table, augmentation_module, code_digest,
-                                     drop_local_job_rate_limit, export_job_environment, plugin_module, share_gpus,
-                                     start_job_server, stop_job_server)
+                                     drop_local_job_rate_limit, export_job_environment, moved_target,
+                                     moved_target_pattern, plugin_module, share_gpus, start_job_server,
+                                     stop_job_server)
 from sentaug.workflow import SUITES, Workflow, data_folders, parse_token_key, token_key
 
 SRC = Path(workflow.basedir) / "src"

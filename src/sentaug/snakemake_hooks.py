@@ -161,9 +161,31 @@ def export_job_environment(src: Path, python: str) -> None:
     """Make jobs import this checkout's `src` and run `python` from the interpreter running Snakemake (e.g.
     .venv/bin/snakemake without an activated venv). Snakemake passes its environment to every job (also to
     SLURM jobs: sbatch --export=ALL); with --software-deployment-method conda the rule's environment is put in
-    front of this PATH."""
+    front of this PATH, and SENTAUG_ROOT (the checkout) is where envs/*.yaml install sentaug from."""
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH")]))
+    os.environ["SENTAUG_ROOT"] = str(Path(src).resolve().parent)
     os.environ["PATH"] = os.pathsep.join([str(Path(python).parent), os.environ.get("PATH", "")])
+
+
+def moved_target_pattern(results: str) -> str | None:
+    """The paths under `results/` that no rule makes when `--config results=` moved every output to `results`
+    (those not under it), as a wildcard pattern of rule moved_target; None when nothing moved."""
+    import re
+
+    results = os.path.normpath(results)
+    if results == "results":
+        return None
+    inside = results.removeprefix("results" + os.sep) if results.startswith("results" + os.sep) else None
+    return f"(?!{re.escape(inside)}/).+" if inside else ".+"
+
+
+def moved_target(results: str, path: str):
+    """Rule moved_target's input function: `results/<path>` was asked for, but `--config results=` put every
+    output under `results`. Ends the run with the one-line answer (Snakemake would print a traceback for an
+    exception raised here)."""
+    results = os.path.normpath(results)
+    sys.exit(f"results/{path}: with --config results={results} every output is under {results}/: ask for "
+             f"{results}/{path}")
 
 
 def code_digest(src: Path, *entries: str, skip: tuple[str, ...] = ()) -> str:
