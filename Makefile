@@ -13,7 +13,7 @@
 # make docs-results-demo (docs/results-demo.md, from the demo's tables in results/; RESULTS=...).
 #
 # Variables: CORES (default all), SNAKEFLAGS (extra Snakemake flags, e.g. --config scale=small),
-# PYTEST_ARGS (e.g. tests/test_download.py -q).
+# PYTEST_ARGS (e.g. tests/test_download.py -q), REPORT (the report's file, default results/report.html).
 # To add a step to `make demo` (a report, a leaderboard), write a .PHONY target for it and append its name to
 # DEMO_STEPS (DEMO_STEPS += demo-report); the steps run one after the other, in the order listed.
 
@@ -25,6 +25,7 @@ SNAKEFLAGS  ?=
 PYTEST_ARGS ?=
 RESULTS     ?= results
 SMALL_RESULTS ?= results/small
+REPORT      ?= results/report.html
 DEMO_STEPS  := demo-build report
 
 # This checkout's package, also when the environment was installed from another checkout.
@@ -60,17 +61,20 @@ benchmark-workflow: | $(PYTHON)
 	$(PYTHON) benchmarks/workflow_budget.py
 
 # Snakemake's report of what was built (every table and figure, one category per paper): opens offline. Its
-# front page shows the bill of `all` beside what the built runs took (sentaug cost, with SNAKEFLAGS' config).
+# front page says what was built, how far each paper's tables are from its numbers, and the bill: the paper
+# scale's projection beside what the build took. `sentaug cost` writes the bill as data (with SNAKEFLAGS'
+# config); rule report_front_page renders the front page and the bill's page from it.
 report: | $(PYTHON)
 	$(PYTHON) -m sentaug.cli cost all --front-page --snakemake-args "$(SNAKEFLAGS)" > /dev/null
-	$(SNAKEMAKE) --report results/report.html $(SNAKEFLAGS)
-	@echo "Report written: open $(CURDIR)/results/report.html in a browser"
+	$(SNAKEMAKE) report_front_page --cores 1 $(SNAKEFLAGS)
+	$(SNAKEMAKE) --report $(REPORT) $(SNAKEFLAGS)
+	@echo "Report written: open $(abspath $(REPORT)) in a browser"
 
 docs-cli: | $(PYTHON)
-	$(PYTHON) -m sentaug.cli docs cli --out docs/cli.md
+	$(PYTHON) -m sentaug.cli generate-docs cli --out docs/cli.md
 
 docs-results: | $(PYTHON)
-	$(PYTHON) -m sentaug.cli docs results --results $(SMALL_RESULTS) --out docs/results.md
+	$(PYTHON) -m sentaug.cli generate-docs results --results $(SMALL_RESULTS) --out docs/results.md
 
 docs-results-demo: | $(PYTHON)
-	$(PYTHON) -m sentaug.cli docs results --results $(RESULTS) --out docs/results-demo.md
+	$(PYTHON) -m sentaug.cli generate-docs results --results $(RESULTS) --out docs/results-demo.md

@@ -1,24 +1,24 @@
 # sentaug: five augmentation-based contrastive sentence-embedding papers as one workflow.
 # Every table and figure of every paper is a target:  snakemake results/tables/<paper>/<table>.tex --cores all
 #                                                      snakemake results/figures/<paper>/<figure>.pdf
-# Scale: --config scale=demo|small|paper (see config.yaml), results=DIR for another results folder (then every
+# Scale: --config scale=demo|small|paper|gpu (see config.yaml), results=DIR for another results folder (then every
 # target above is under DIR: results=results/small, results/small/tables/...).  Cluster: --profile profiles/slurm
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("8.0")
 
 configfile: "config.yaml"
 
 import sentaug.config as sc
+from sentaug.choices import answered
 
-validate(config, str(sc.SCHEMA_PATH))
-
-sc.check_references(config)
+with answered():    # a mistake in the configuration is answered in one line naming the key, before any job
+    sc.validate(config)
 
 include: "rules/common.smk"
 
 # `snakemake --report results/report.html`: every table and figure, one category per paper (rules/report.smk);
-# its front page with the bill when `make report` wrote one (sentaug cost all --front-page).
+# its front page with what was built and the bill when `make report` wrote one (rule report_front_page).
 report: W.report_front_page("report/workflow.rst")
 include: "rules/download.smk"
 include: "rules/augment.smk"
@@ -35,19 +35,19 @@ rule all:
         W.leaderboard_outputs(),
         W.comparison_outputs(),
         list(W.report_pages().values()),
+        W.report_bill_pages(),
     default_target: True
     message:
         "every declared table and figure"
 
 
 # --config results=DIR puts every output under DIR (scale=small results=results/small keeps two scales apart): a
-# target asked for under results/ is answered with the path it moved to.
-if moved_target_pattern(R):
-
-    rule moved_target:
-        input:
-            lambda w: moved_target(R, w.path),
-        output:
-            "results/{path}",
-        wildcard_constraints:
-            path=moved_target_pattern(R),
+# target asked for under results/ is answered with the path it moved to. The rule exists at every setting (every
+# rule is declared in sentaug.workflow.jobs.RULES); without results= its pattern matches no path.
+rule moved_target:
+    input:
+        lambda w: moved_target(R, w.path),
+    output:
+        "results/{path}",
+    wildcard_constraints:
+        path=moved_target_pattern(R),

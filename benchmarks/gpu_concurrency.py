@@ -10,7 +10,8 @@ host's clock right after a log line is on the device's timeline; the aggregate t
 processes completed inside the window where all of them were training, over that window's length. Reported per
 k: aggregate steps/s and its ratio to k = 1; runs per hour (k over a run's mean `train_seconds`: evaluations,
 writes and start-up included) and its ratio to k = 1; each process's own steps/s and peak GPU memory; and the
-k = 1 run's `train_seconds`, against which the bill's projection (`sentaug cost`) is checked.
+k = 1 run's `train_seconds`, against which the bill's projection (`sentaug cost`) is checked. With `--mps` the
+processes run under NVIDIA MPS, started and stopped as the workflow does it (sentaug.train.mps).
 """
 from __future__ import annotations
 
@@ -130,11 +131,17 @@ def main() -> None:
     p.add_argument("--tokenizers", default=os.environ.get("SENTAUG_MODEL_MIRROR", str(ROOT.parent / "shared/models")))
     p.add_argument("--workdir", default=None)
     p.add_argument("--budget", type=float, default=None, help="seconds: no new k is started after them")
+    p.add_argument("--mps", action="store_true", help="run the processes under NVIDIA MPS (sentaug.train.mps)")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--out")
     args = p.parse_args()
     if args.worker:
         return worker(json.loads(Path(args.worker).read_text()))
+    if args.mps:
+        from sentaug.train import mps
+
+        mps_folder = Path(tempfile.mkdtemp(prefix="sentaug-mps-"))
+        args.mps = mps.start(mps_folder)          # the workers inherit its pipe folder; False if it did not start
     cfg = yaml.safe_load((ROOT / "config.yaml").read_text())
     lines = load_lines(args.data)
     per_arch = dict(part.split("=") for part in args.ks.split(";")) if "=" in args.ks else {}
@@ -156,6 +163,8 @@ def main() -> None:
                     rows[-1]["runs_per_hour_vs_one"] = round(rows[-1]["runs_per_hour"] / rows[0]["runs_per_hour"], 2)
                 results[config] = rows
                 Path(args.out).write_text(json.dumps(results, indent=2))
+    if args.mps:
+        mps.stop(mps_folder)
     results["total_seconds"] = round(time.perf_counter() - started, 1)
     Path(args.out).write_text(json.dumps(results, indent=2))
 

@@ -1,84 +1,55 @@
 #!/usr/bin/env bash
-# The GPU check of issues 43 and 44 in one call on a lent GPU machine, at most BUDGET seconds (default 540).
-# Prepared beforehand on a CPU machine by benchmarks/gpu_device_prepare.sh; carry .whl, .gpu,
-# results/data/official/wiki, results/parse and results/augment. Every stage runs in processes of its own under
-# its own time limit, so a crash or a timeout keeps the others' figures. Writes to $OUT (default results/device):
-#   gpu_training.json  steps graph/eager/plain loop, MFU, syncs, agreement, replays, overheads, dev evaluation,
-#                      every method's 10 steps, torch.compile (benchmarks/gpu_training.py)
-#   concurrency.json   k = 1, 2, 4, 8 training processes on one GPU (benchmarks/gpu_concurrency.py)
-#   sda_table4.tex/.csv, sda_runs.json   SDA Table 4 built by Snakemake at the gpu scale, and its runs' summaries
+# The GPU check of the paper-scale bill on a lent GPU machine, at most BUDGET seconds (default 590), in one call;
+# benchmarks/gpu_device_more.sh goes on with what it did not reach, in a second call on the still warm machine.
+# Prepared beforehand on a CPU machine by benchmarks/gpu_device_prepare.sh; carry .whl and .gpu. Every stage runs
+# in a process group of its own under its own time limit, so a crash or a timeout keeps the others' figures.
+# Writes to $OUT (default results/device), at most 8 files (what a device call brings back):
+#   gpu_pytest.xml      the GPU tests (benchmarks/gpu_pytest.sh: agreement, replays, fallback, OOM, every method)
+#   paper_run.json      SimCSE on BERT-base at paper length (15,625 steps, 1M lines, 125 dev evaluations), end to
+#                       end beside its projection (benchmarks/gpu_paper_run.py)
+#   glue_eval.json      a GLUE task's step (new path beside the plain loop), bf16 vs fp32 evaluation, an
+#                       evaluation job's start-up (gpu_glue_eval.py)
+#   concurrency.json    k = 1 and 4 training processes on one GPU under MPS, BERT b64 and RoBERTa b512
+#   calibration.json    DeBERTa-1.5B's GLUE step and the paper-scale training settings of the bill at their real
+#                       shape, largest hours first, for the time left (gpu_calibrate.py)
 #   log.txt, nvidia.txt
-# PY, DEVICE, SIZE and SNAKEFLAGS (e.g. -n) let it be tried on a CPU machine first (.venv/bin/python, cpu, tiny).
+# PY, DEVICE and TINY=1 let it be tried on a CPU machine first (PY=.venv/bin/python DEVICE=cpu TINY=1).
 set -u
 cd "$(dirname "$0")/.."
-BUDGET=${BUDGET:-540}
-PY=${PY:-python3}
-DEVICE=${DEVICE:-cuda}
-SIZE=${SIZE:-base}
-SNAKEFLAGS=${SNAKEFLAGS:-}
-START=$SECONDS
-OUT=${OUT:-results/device}
-mkdir -p "$OUT"
-left() { echo $(( BUDGET - (SECONDS - START) )); }
-say() { echo "[check] $* at $((SECONDS - START)) s" | tee -a "$OUT/log.txt"; }
-$PY -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-  >> "$OUT/log.txt" 2>&1 || say "wheel install failed"
-export PYTHONPATH=/tmp/site:$PWD/src HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
-  TQDM_DISABLE=1 PYTHONUNBUFFERED=1 TRANSFORMERS_VERBOSITY=error \
-  SENTAUG_MIRROR=$PWD/.gpu/data SENTAUG_MODEL_MIRROR=$PWD/.gpu/models
-command -v python >/dev/null || { mkdir -p /tmp/bin && ln -sf "$(command -v python3)" /tmp/bin/python; }
-export PATH=/tmp/bin:$PATH       # the workflow's rules call `python`
-nvidia-smi --query-gpu=name,memory.total,clocks.sm,driver_version --format=csv > "$OUT/nvidia.txt" 2>&1
-$PY -c "import torch, transformers, snakemake; print('torch', torch.__version__, 'transformers', \
-transformers.__version__, 'snakemake', snakemake.__version__)" >> "$OUT/nvidia.txt" 2>&1
-say "installed"
-W=/tmp/gpuwork
-COMMON=(--device $DEVICE --size $SIZE --workdir $W --data .gpu/data --tokenizers .gpu/models)
-# Stages end by these marks (seconds since the start); a stage that ends early leaves its time to the next.
-T1=$(( BUDGET * 40 / 100 )); T2=$(( BUDGET * 67 / 100 )); T3=$(( BUDGET * 82 / 100 ))
-by() { local t=$(( $1 - (SECONDS - START) )); echo $(( t > 0 ? t : 1 )); }
-# group LIMIT CMD...: CMD in a session of its own, the whole session stopped after LIMIT seconds (its worker
-# processes too: nothing of a stage may run on into the next stage's timings)
-group() {
-  local limit=$1; shift
-  setsid "$@" & local pid=$!
-  ( sleep "$limit"; kill -TERM -"$pid" 2>/dev/null; sleep 5; kill -KILL -"$pid" 2>/dev/null ) & local watch=$!
-  wait "$pid"; local rc=$?
-  kill "$watch" 2>/dev/null
-  return $rc
-}
+BUDGET=${BUDGET:-590}
+source benchmarks/gpu_stages.sh
 
-# 1. the timed sections, one process each (the step ~80 s, the overheads ~90 s, the dev evaluation ~20 s)
-group $(( $(by $T1) + 20 )) $PY benchmarks/gpu_training.py "${COMMON[@]}" --isolate \
-  --sections matmul,step,dev_eval,overhead --caps step=140,dev_eval=40,overhead=120 --budget $(by $T1) \
-  --out "$OUT/gpu_training.json" >> "$OUT/log.txt" 2>&1
-say "timed sections done"
+# 1. the GPU tests, first (a failing graph path makes every figure after it suspect): gpu_pytest.xml, its log
+#    appended to log.txt
+mkdir -p $W/pytest
+if [ "$DEVICE" = cuda ]; then
+  LIMIT=${PYTEST_LIMIT:-75} bash benchmarks/gpu_pytest.sh $W/pytest >> "$OUT/log.txt" 2>&1
+  say "gpu tests exit $?"
+fi
+[ -f $W/pytest/gpu_pytest.xml ] && cp $W/pytest/gpu_pytest.xml "$OUT/"
+[ -f $W/pytest/gpu_pytest.log ] && cat $W/pytest/gpu_pytest.log >> "$OUT/log.txt"
 
-# 2. untimed, side by side: every method's 10 steps (6 processes) and SDA Table 4 through Snakemake
-T=$(by $T2)
-group $(( T + 10 )) $PY benchmarks/gpu_training.py "${COMMON[@]}" --isolate --sections methods --method-workers 6 \
-  --caps methods=$T --budget $T --out "$OUT/methods.json" > "$OUT/methods.log" 2>&1 &
-METHODS=$!
-# spaCy is not on the image: the corpus, its parse and the SDA caches came along; --touch marks them up to date
-# (the copy need not keep their modification times in order), then the GPU jobs run
-CACHES=(results/augment/wiki1m_head/sda_{pi,aa,dn}/seed42.parquet)
-$PY -m snakemake --touch --cores 1 "${CACHES[@]}" --config scale=gpu > "$OUT/snakemake.log" 2>&1
-group $T $PY -m snakemake results/tables/sda/table4.tex --cores 16 $SNAKEFLAGS --config scale=gpu \
-  >> "$OUT/snakemake.log" 2>&1
-say "snakemake exit $?"
-wait $METHODS
-say "methods exit $?"
+# 2. the paper-length run (~4 min on an H200: 15,625 steps of ~12.5 ms and 125 dev evaluations)
+LINES=1000000; STEPS=()
+[ -n "$TINY" ] && LINES=3000 && STEPS=(--steps 30)
+stage paper_run 278 $PY benchmarks/gpu_paper_run.py "${DATA[@]}" "${SMALL[@]}" "${STEPS[@]}" --lines $LINES \
+  --workdir $W/paper --timeout 270 --out "$OUT/paper_run.json"
 
-# 3. k training processes on one GPU
-group $(by $T3) $PY benchmarks/gpu_concurrency.py "${COMMON[@]}" --configs bert/64:200,roberta/512:40 \
-  --ks "bert=1,2,4,8;roberta=1,4" --budget $(( $(by $T3) - 25 )) --out "$OUT/concurrency.json" >> "$OUT/log.txt" 2>&1
-say "concurrency done"
+# 3. GLUE's step (new path, plain loop), bf16 vs fp32 embeddings, an evaluation job's start-up
+stage glue_eval 48 $PY benchmarks/gpu_glue_eval.py --device $DEVICE "${DATA[@]}" --size $SIZE \
+  --out "$OUT/glue_eval.json"
 
-# 4. torch.compile(mode="reduce-overhead", dynamic=False), with what time is left
-group $(by $BUDGET) $PY benchmarks/gpu_training.py "${COMMON[@]}" --isolate --sections compile \
-  --caps compile=$(by $(( BUDGET - 8 ))) --budget $(by $(( BUDGET - 8 ))) --out "$OUT/compile.json" >> "$OUT/log.txt" 2>&1
-say "compile done"
+# 4. k training processes on one GPU under MPS (started and stopped as the workflow does)
+KS="bert=1,4;roberta=1,4"; CONF=bert/64:200,roberta/512:40
+[ -n "$TINY" ] && CONF=bert/8:40 && KS="bert=1,2"
+stage concurrency 80 $PY benchmarks/gpu_concurrency.py --device $DEVICE --size $SIZE "${DATA[@]}" \
+  --configs $CONF --ks "$KS" --mps --budget 55 --workdir $W/concurrency --out "$OUT/concurrency.json"
 
-# gather: the sections into one JSON, the table and its runs' summaries, the logs' ends
-$PY benchmarks/gpu_device_summary.py "$OUT"
+# 5. DeBERTa-1.5B's GLUE step and every paper-scale training setting, largest projected hours first, for the time
+#    left (benchmarks/gpu_device_more.sh goes on from calibration.json)
+T=$(( $(left) - 12 ))
+[ $T -ge 20 ] && stage calibration $(( T + 8 )) $PY benchmarks/gpu_calibrate.py --device $DEVICE "${DATA[@]}" \
+  "${SMALL[@]}" --workdir $W/calibrate --budget $(( T - 25 )) --out "$OUT/calibration.json"
+cp "$OUT/calibration.json" $W/calibration_1.json 2>/dev/null
 say "total"
+$PY benchmarks/gpu_device_summary.py "$OUT"

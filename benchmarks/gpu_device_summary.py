@@ -1,19 +1,13 @@
-"""Gathers what benchmarks/gpu_device_check.sh wrote into the few files a device call brings back, and prints
-the short table its reply ends with.
+"""The short table a device call's reply ends with, from what benchmarks/gpu_device_check.sh wrote to $OUT.
 
     python benchmarks/gpu_device_summary.py $OUT
-
-Merges methods.json and compile.json into gpu_training.json, copies SDA Table 4 (.tex, .csv) and its runs'
-`train_summary.json` files (sda_runs.json), and appends the ends of the stage logs to log.txt.
 """
 from __future__ import annotations
 
 import json
-import shutil
+import re
 import sys
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def load(path: Path) -> dict:
@@ -23,78 +17,54 @@ def load(path: Path) -> dict:
         return {}
 
 
-def gather(out: Path) -> dict:
-    training = load(out / "gpu_training.json")
-    for name in ("methods", "compile"):
-        part = load(out / f"{name}.json")
-        if name in part:
-            training[name] = part[name]
-        for key in ("section_seconds", "section_exit"):
-            training.setdefault(key, {}).update(part.get(key, {}))
-        (out / f"{name}.json").unlink(missing_ok=True)
-    (out / "gpu_training.json").write_text(json.dumps(training, indent=2))
-    table = ROOT / "results/tables/sda/table4"
-    for suffix in (".tex", ".csv"):
-        if table.with_suffix(suffix).exists():
-            shutil.copyfile(table.with_suffix(suffix), out / f"sda_table4{suffix}")
-    runs = {str(p.parent.relative_to(ROOT / "results/runs")): load(p)
-            for p in sorted((ROOT / "results/runs/gpu").rglob("train_summary.json"))}
-    for run in runs.values():      # the spec's identity is enough here (its file is in results/specs)
-        spec = run.pop("spec", {})
-        run["method"], run["backbone"], run["batch_size"] = spec.get("method"), spec.get("backbone"), \
-            spec.get("batch_size")
-    (out / "sda_runs.json").write_text(json.dumps(runs, indent=2))
-    with open(out / "log.txt", "a") as log:
-        for name in ("methods.log", "snakemake.log"):
-            if (out / name).exists():
-                lines = (out / name).read_text(errors="replace").splitlines()
-                log.write(f"\n===== {name} (last 60 of {len(lines)} lines)\n" + "\n".join(lines[-60:]) + "\n")
-                (out / name).unlink()
-    return {"training": training, "concurrency": load(out / "concurrency.json"), "runs": runs,
-            "table": (out / "sda_table4.csv").read_text() if (out / "sda_table4.csv").exists() else None}
-
-
-def short(got: dict) -> list[str]:
-    t, lines = got["training"], []
-    lines.append(f"matmul {t.get('matmul', {}).get('tflops')} TFLOP/s; sections {t.get('section_seconds')} "
-                 f"exit {t.get('section_exit')}")
-    for name, row in (t.get("step") or {}).items():
-        ms = {k: row.get(k, {}).get("median_step_ms") for k in ("graph", "eager", "reference_fp32",
-                                                                 "reference_autocast")}
-        g = row.get("graph", {})
-        lines.append(f"step {name}: ms {ms}; MFU {row.get('mfu')}; path {g.get('step_path', {}).get('path')} "
-                     f"({g.get('step_path', {}).get('why', '')[:120]}); syncs/step {g.get('syncs_per_step')} "
-                     f"({g.get('sync_mode')}); peak {g.get('peak_memory_gib')} GiB; error {g.get('error', '')[:200]}")
-        a = row.get("agreement", {})
-        lines.append(f"  agreement: rel loss {a.get('max_rel_loss_diff')}, dev {a.get('stsb_dev_graph')} vs "
-                     f"{a.get('stsb_dev_eager')}, ok {a.get('within_tolerance')}; replays {row.get('replays')}")
-    for m, row in (t.get("overhead") or {}).items():
-        lines.append(f"overhead {m}: graph {row['graph'].get('median_step_ms')} ({row['graph'].get('overhead')}) "
-                     f"{row['graph'].get('step_path', {}).get('path')}, eager {row['eager'].get('median_step_ms')} "
-                     f"({row['eager'].get('overhead')}) {row['graph'].get('error', '')[:150]}")
-    d = t.get("dev_eval") or {}
-    lines.append(f"dev eval {d.get('ours', {}).get('median_ms')} ms; best write {d.get('best_checkpoint_write_ms')} ms,"
-                 f" on device {d.get('best_snapshot_on_device_ms')} ms; projection {t.get('projection')}")
-    m = t.get("methods") or {}
-    lines.append(f"methods: {m.get('n')} run, all finite {m.get('all_finite')}, by path {m.get('by_path')}, "
-                 f"failed {m.get('failed')}, skipped {m.get('skipped')}")
-    for name, why in (m.get("eager_methods") or {}).items():
-        lines.append(f"  eager {name}: {why[:160]}")
-    for name in m.get("failed") or []:
-        lines.append(f"  failed {name}: {str(m['methods'][name].get('error'))[:300]}")
-    c = t.get("compile") or {}
-    lines.append(f"compile {c.get('mode')}: {c.get('median_step_ms')} ms/step, wall {c.get('wall_s')} s "
-                 f"{str(c.get('error', ''))[:200]}")
-    for config, rows in got["concurrency"].items():
-        if isinstance(rows, list):
-            lines.append(f"concurrency {config}: " + "; ".join(
-                f"k={r['k']} {r.get('aggregate_steps_per_s')} steps/s x{r.get('vs_one_run')} "
-                f"peak {r.get('peak_memory_gib')} {r.get('skipped', '')}{r.get('errors') or ''}" for r in rows))
-    lines.append(f"sda runs: " + "; ".join(f"{k}: {v.get('train_seconds')} s {v.get('step_path', {}).get('path')}"
-                                           for k, v in got["runs"].items()))
-    lines.append(f"sda table4: {got['table']}")
+def pytest_lines(out: Path) -> list[str]:
+    xml = out / "gpu_pytest.xml"
+    if not xml.exists():
+        return ["gpu tests: no report"]
+    text = xml.read_text(errors="replace")
+    suite = re.search(r"<testsuite [^>]*>", text)
+    lines = [f"gpu tests: {suite.group(0)[:200] if suite else 'no testsuite'}"]
+    for case in re.finditer(r'<testcase [^>]*name="([^"]+)"[^>]*?(/>|>(.*?)</testcase>)', text, re.S):
+        body = case.group(3) or ""
+        state = "FAILED" if "<failure" in body or "<error" in body else "skipped" if "<skipped" in body else "ok"
+        detail = re.search(r'message="([^"]{0,160})', body)
+        lines.append(f"  {state:7} {case.group(1)[:90]} {detail.group(1) if detail and state != 'ok' else ''}")
     return lines
 
 
+def main(out: Path) -> None:
+    lines = pytest_lines(out)
+    run = load(out / "paper_run.json")
+    lines.append(f"paper run: {run.get('steps')} steps, {run.get('wall_s')} s end to end (loop "
+                 f"{run.get('train_seconds')} s, start-up and end {run.get('startup_and_end_s')} s, "
+                 f"{run.get('dev_evaluations')} dev evaluations, path {run.get('step_path', {}).get('path')}); "
+                 f"projected {run.get('projection_s')} s, x{run.get('measured_over_projected')}; rc "
+                 f"{run.get('returncode')} {run.get('stopped_at', '')} "
+                 f"{run.get('stderr_tail', '')[-300:] if run.get('returncode') else ''}")
+    cal = load(out / "calibration.json")
+    done = {k: v for k, v in (cal.get("settings") or {}).items() if v.get("ms")}
+    for key, g in (cal.get("glue") or {}).items():
+        lines.append(f"  GLUE {key}: {g.get('ms')} ms at width {g.get('width')} ({g.get('path')}) {g.get('error', '')}")
+    lines.append(f"calibration: {len(done)} of {len(cal.get('settings') or {})} settings, "
+                 f"{cal.get('measured_share_of_hours')} of the hours, {cal.get('seconds')} s")
+    for k, v in (cal.get("settings") or {}).items():
+        lines.append(f"  {k}: {v.get('ms')} ms {v.get('path')} start-up {v.get('startup_s')} peak "
+                     f"{v.get('peak_memory_gib')} {v.get('skipped', '')} {str(v.get('error', ''))[:160]}")
+    glue = load(out / "glue_eval.json")
+    lines.append(f"glue/eval: {json.dumps({k: v for k, v in glue.items() if k != 'args'})[:1500]}")
+    conc = load(out / "concurrency.json")
+    lines.append(f"concurrency (mps {conc.get('args', {}).get('mps')}):")
+    for config, rows in conc.items():
+        if isinstance(rows, list):
+            lines.append(f"  {config}: " + "; ".join(
+                f"k={r['k']} {r.get('aggregate_steps_per_s')} steps/s x{r.get('vs_one_run')} runs/h "
+                f"x{r.get('runs_per_hour_vs_one')} {r.get('skipped', '')}{r.get('errors') or ''}" for r in rows))
+    for cache, r in load(out / "compile.json").items():
+        log = r.get("log_elapsed") or []
+        lines.append(f"compile {cache}: wall {r.get('wall_s')} s, loop {r.get('train_seconds')} s, first log "
+                     f"{log[:2]}, last {log[-1:]}, path {r.get('step_path', {}).get('path')} rc {r.get('returncode')}")
+    print("\n".join(lines))
+
+
 if __name__ == "__main__":
-    print("\n".join(short(gather(Path(sys.argv[1])))))
+    main(Path(sys.argv[1]))

@@ -29,6 +29,7 @@ SIZES = {"base": {"layers": 12, "hidden": 768, "heads": 12, "intermediate": 3072
 TOKENIZERS = {"bert": "bert-base-uncased-tokenizer", "roberta": "roberta-base-tokenizer"}
 PAPER_BACKBONE = {"bert": "bert-base-uncased", "roberta": "roberta-base"}
 RUNS = itertools.count()
+LOSS_TOLERANCE, DEV_TOLERANCE = 0.02, 1.0   # graph against eager: relative loss, STS-B dev points (bf16)
 
 
 class Clock:
@@ -141,7 +142,7 @@ def spec_for(config: dict, method: str, length: int, arch: str = "bert", **kw) -
     return spec
 
 
-class _KeptRunners:
+class KeptRunners:
     """Keeps every `StepRunner` a run makes (to replay its captured graph after the run)."""
 
     def __init__(self):
@@ -183,7 +184,7 @@ def timed_train(spec: dict, corpus: str, caches, backbone: str, device: str, dat
     out = tmp / "runs" / f"{spec['method']}-{next(RUNS)}"
     if dev.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
-    kept = _KeptRunners()
+    kept = KeptRunners()
     started = time.perf_counter()
     try:
         with warnings.catch_warnings(record=True) as recorded, kept.watching():
@@ -214,6 +215,44 @@ def timed_train(spec: dict, corpus: str, caches, backbone: str, device: str, dat
     if keep_runner:
         result["_runner"] = next((r for r in kept.runners if r.graph is not None), None)
     return result
+
+
+def replays(runner) -> dict:
+    """Two replays of a run's captured step on its last inputs with every learning rate at 0: the weights must
+    not move (the scheduler's rates reach the graph) and the gradients must differ (dropout draws fresh masks
+    at every replay; `rel_grad_diff`: the norm of their difference over the first's)."""
+    params = [p for group in runner.optimizer.param_groups for p in group["params"]]
+    for group in runner.optimizer.param_groups:
+        if isinstance(group["lr"], torch.Tensor):
+            group["lr"].fill_(0.0)           # in place: the graph reads this tensor
+        else:
+            group["lr"] = 0.0                # (a CPU stand-in of the graph runs the step again in Python)
+    before = torch.cat([p.detach().flatten().float() for p in params])
+    grads = []
+    for _ in range(2):
+        runner.graph.replay()
+        grads.append(torch.cat([p.grad.detach().flatten().float() for p in params if p.grad is not None]))
+    after = torch.cat([p.detach().flatten().float() for p in params])
+    diff = (grads[0] - grads[1]).abs()
+    return {"weights_unchanged_at_lr_0": bool(torch.equal(before, after)),
+            "grads_differ_between_replays": bool(diff.max() > 0),
+            "max_abs_grad_diff": float(diff.max()), "grad_norm": float(grads[0].norm()),
+            "rel_grad_diff": float(diff.norm() / grads[0].norm()),
+            "share_of_grads_that_differ": round(float((diff > 0).float().mean()), 4)}
+
+
+def agreement(graph: dict, eager: dict) -> dict:
+    """The graph run against the eager run of the same seed: logged losses and the final STS-B dev."""
+    if "error" in graph or "error" in eager:
+        return {"error": "a run failed"}
+    pairs = list(zip(graph["losses"], eager["losses"]))
+    rel = max(abs(a - b) / max(abs(b), 1e-12) for a, b in pairs)
+    dev = abs(graph["stsb_dev"][-1] - eager["stsb_dev"][-1])
+    return {"losses_graph": graph["losses"], "losses_eager": eager["losses"],
+            "max_abs_loss_diff": max(abs(a - b) for a, b in pairs), "max_rel_loss_diff": rel,
+            "stsb_dev_graph": graph["stsb_dev"][-1], "stsb_dev_eager": eager["stsb_dev"][-1],
+            "stsb_dev_diff": dev, "tolerance": {"rel_loss": LOSS_TOLERANCE, "stsb_dev_points": DEV_TOLERANCE},
+            "within_tolerance": rel <= LOSS_TOLERANCE and dev <= DEV_TOLERANCE}
 
 
 def attempt(fn, *a, **kw) -> dict:

@@ -56,14 +56,14 @@ import torch.nn.functional as F
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_runs import (ROOT, Clock, attempt, autocast, load_lines, long_lines, make_backbone,  # noqa: E402
-                      median_ms, spec_for, stand_in_cache, stand_in_triplets, timed_train, token_files)
+from gpu_runs import (ROOT, Clock, agreement, attempt, autocast, load_lines, long_lines,  # noqa: E402
+                      make_backbone, median_ms, replays, spec_for, stand_in_cache, stand_in_triplets, timed_train,
+                      token_files)
 
 OVERHEAD = ["simcse", "simcse_retrieval", "cards", "vascl", "augcse", "simcse_mlm"]
 SECTIONS = ["matmul", "step", "dev_eval", "overhead", "methods", "compile", "knn"]     # the order they run in
 DEFAULT_SECTIONS = [s for s in SECTIONS if s != "knn"]
 EPOCH_STEPS, EPOCH_EVALS = 15_625, 125      # wiki1m at batch 64, dev evaluation every 125 steps
-LOSS_TOLERANCE, DEV_TOLERANCE = 0.02, 1.0   # graph against eager: relative loss, STS-B dev points (bf16)
 
 
 # ---------------------------------------------------------------- the reference loop, the model alone
@@ -159,40 +159,6 @@ def ours(spec, corpus, caches, backbone, args, tmp, step_mode="auto", **kw) -> d
         again["sync_error"] = run
         return again
     return run
-
-
-def replays(runner) -> dict:
-    """Two replays of a run's captured step on its last inputs with every learning rate at 0: the weights must
-    not move (the scheduler's rates reach the graph) and the gradients must differ (dropout draws fresh masks
-    at every replay)."""
-    params = [p for group in runner.optimizer.param_groups for p in group["params"]]
-    for group in runner.optimizer.param_groups:
-        group["lr"].fill_(0.0)
-    before = torch.cat([p.detach().flatten().float() for p in params])
-    grads = []
-    for _ in range(2):
-        runner.graph.replay()
-        grads.append(torch.cat([p.grad.detach().flatten().float() for p in params if p.grad is not None]))
-    after = torch.cat([p.detach().flatten().float() for p in params])
-    diff = (grads[0] - grads[1]).abs()
-    return {"weights_unchanged_at_lr_0": bool(torch.equal(before, after)),
-            "grads_differ_between_replays": bool(diff.max() > 0),
-            "max_abs_grad_diff": float(diff.max()), "grad_norm": float(grads[0].norm()),
-            "share_of_grads_that_differ": round(float((diff > 0).float().mean()), 4)}
-
-
-def agreement(graph: dict, eager: dict) -> dict:
-    """The graph run against the eager run of the same seed: logged losses and the final STS-B dev."""
-    if "error" in graph or "error" in eager:
-        return {"error": "a run failed"}
-    pairs = list(zip(graph["losses"], eager["losses"]))
-    rel = max(abs(a - b) / max(abs(b), 1e-12) for a, b in pairs)
-    dev = abs(graph["stsb_dev"][-1] - eager["stsb_dev"][-1])
-    return {"losses_graph": graph["losses"], "losses_eager": eager["losses"],
-            "max_abs_loss_diff": max(abs(a - b) for a, b in pairs), "max_rel_loss_diff": rel,
-            "stsb_dev_graph": graph["stsb_dev"][-1], "stsb_dev_eager": eager["stsb_dev"][-1],
-            "stsb_dev_diff": dev, "tolerance": {"rel_loss": LOSS_TOLERANCE, "stsb_dev_points": DEV_TOLERANCE},
-            "within_tolerance": rel <= LOSS_TOLERANCE and dev <= DEV_TOLERANCE}
 
 
 # ---------------------------------------------------------------- sections

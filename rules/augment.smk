@@ -6,7 +6,7 @@ rule parse:
     input:
         corpus=lambda w: corpus_file(w.corpus),
     output:
-        f"{R}/parse/{{corpus}}.spacy",
+        W.pattern("parse"),
     params:
         code=code("augment/parse.py"),
         model=lambda w: W.spacy_model(w.corpus),
@@ -25,11 +25,11 @@ rule parse:
 rule augment:
     input:
         corpus=lambda w: corpus_file(w.corpus),
-        parse=f"{R}/parse/{{corpus}}.spacy",
+        parse=lambda w: W.parse_file(w.corpus),
         backbones=lambda w: _augmentation(w)[2],   # built first
     output:
-        cache=f"{R}/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.parquet",
-        stats=f"{R}/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.json",
+        cache=W.pattern("cache"),
+        stats=W.pattern("cache_stats"),
     params:
         code=_augmentation_code,
         op=lambda w: _augmentation(w)[0],

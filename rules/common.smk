@@ -7,12 +7,15 @@ import shlex
 import sys
 from pathlib import Path
 
+from sentaug.choices import answered
 from sentaug.report.pages import page_caption, rst_escape
 from sentaug.snakemake_hooks import (announce_first_table, augmentation_module, code_digest,
                                      drop_local_job_rate_limit, export_job_environment, moved_target,
                                      moved_target_pattern, plugin_module, share_gpus, start_job_server,
                                      stop_job_server)
-from sentaug.workflow import SUITES, Workflow, data_folders, parse_token_key, token_key
+from sentaug.train.mps import start_for_local_run as start_mps, stop_for_local_run as stop_mps
+from sentaug.workflow import Workflow, data_folders, parse_token_key
+from sentaug.workflow.evaluations import PRETRAINED_EVALUATION, RUN_EVALUATION, pretrained_evaluation, run_evaluation
 
 SRC = Path(workflow.basedir) / "src"
 export_job_environment(SRC, sys.executable)   # jobs import this checkout's src with this interpreter
@@ -26,25 +29,27 @@ CORPUS = W.corpus
 SEEDS = W.seeds
 PAPERS = W.papers
 TRAIN_RESOURCES = W.train_resources()
-TRAIN_JOB_RESOURCES = W.train_job_resources()   # but the runtime: train_runtime below
 TRAIN_LAUNCHER = W.train_launcher()
 TRAIN_GROUP = share_gpus(workflow, W.runs_per_gpu())   # runs_per_gpu > 1: runs share GPUs (see there)
 EVAL_THREADS = W.eval_threads()
 WORKERS = W.workers()
 
-# The names the rules use; the resolution lives in sentaug.workflow (documented and tested there).
+# The names the rules use; the resolution lives in sentaug.workflow (documented and tested there). Every
+# output's path is W.pattern(<name>): sentaug.workflow.paths.PATTERNS.
 data_root = W.data_root
 corpus_file = W.corpus_file
 backbone_dir = W.backbone_dir
-paper_backbone = W.paper_backbone
 cache_file = W.cache_file
 run_dir = W.run_dir
-pretrained_eval = W.pretrained_eval
-pretrained_suite_eval = W.pretrained_suite_eval
-tokenization_effects_file = W.tokenization_effects_file
 table_inputs = W.table_inputs
 all_tables = W.all_tables
-suite_data = W.suite_data
+# The input functions that resolve a target's wildcards (its paper, table, figure, method, augmentation): a name
+# that is not declared is answered in one line naming the valid ones, not by Snakemake's InputFunctionException.
+table_files = answered()(W.table_files)
+figure_targets = answered()(W.figure_targets)
+# The resources each job asks for where it runs. At a scale on GPUs the jobs that use one (sentaug.workflow.jobs)
+# ask for a GPU on the GPU partition for their projected runtime; the others take the defaults (profiles/slurm).
+job_resources = W.job_resources
 
 
 def code(*entries, skip=()):
@@ -53,13 +58,9 @@ def code(*entries, skip=()):
     return code_digest(SRC, *entries, skip=skip)
 
 
+@answered()
 def run_spec(w):
     return W.run_spec(w.paper, w.backbone, w.method, w.seed)
-
-
-# Extra CLI flags per suite at this scale (sentaug.workflow.Workflow.suite_args); every suite reads the scale's
-# data: the bundled demo data at demo scale, the official data (downloads or the mirror) above it.
-SUITE_ARGS = {suite: W.suite_args(suite) for suite in SUITES}
 
 
 onstart:
@@ -67,23 +68,27 @@ onstart:
     # Local jobs as forks of one process that imported torch & co. once (scales.<scale>.job_server; see there).
     start_job_server(workflow, S.get("job_server", False), f"{R}/logs/job_server.log")
     # Where to look while a long build goes on: the first table, and the report that `make report` writes.
-    announce_first_table(f"{R}/tables", then="results/report.html (make report; make demo writes it last)")
+    announce_first_table(W.folder("table"), then="results/report.html (make report; make demo writes it last)")
+    # Training runs sharing a GPU run side by side under NVIDIA MPS where it exists (sentaug.train.mps).
+    start_mps(workflow, W.runs_per_gpu())
 
 
 onsuccess:
     stop_job_server()
+    stop_mps(workflow, W.runs_per_gpu())
 
 
 onerror:
     stop_job_server()
+    stop_mps(workflow, W.runs_per_gpu())
 
 
 wildcard_constraints:
     seed=r"\d+",
     origin="demo|official",
-    suite="|".join(SUITES),
     backbone=r"[^/]+",
     pooler=r"[^/]+",
+    paper=r"(?!compare/)[^/]+",     # <results>/tables/compare/<name>.* is a comparison's (rule compare)
 
 
 # Input functions and values of single rules (kept here: the rule files hold rules only).
@@ -100,10 +105,11 @@ def _download_code(w):
 
 
 # augment.smk
+@answered()
 def _augmentation(w):
     """(op, parameters, backbone folders) of the declared augmentation; `backbone:<name>` parameters (CARDS's
     RoBERTa tokenizer, CTxt's masked LM, AugCSE's seq2seq models) name this scale's backbone folders."""
-    return sc.augmentation_call(config, w.augmentation, f"{R}/backbones")
+    return sc.augmentation_call(config, w.augmentation, W.folder("backbone"))
 
 
 def _augmentation_code(w):
@@ -135,19 +141,15 @@ def _positives(w):
 def _index(w):
     """CARDS' retrieval index: built with the frozen backbone this run starts from, pooled as it evaluates."""
     spec = run_spec(w)
-    if spec["negatives"]["source"] != "retrieved":
-        return []
-    return f"{R}/index/{spec['corpus']}/{w.backbone}/{spec['eval_pooler']}/k{spec['negatives'].get('k', 64)}.npz"
+    return W.index_file(spec, w.backbone) if spec["negatives"]["source"] == "retrieved" else []
 
 
 def _tokens(w):
-    """Token files of the run's fixed texts (its corpus, which holds the retrieval pool, and its caches) at
-    scales that pre-tokenize (`scales.<scale>.pretokenize`): shared by every run with that tokenizer."""
+    """Token files of the run's fixed texts at scales that pre-tokenize (`scales.<scale>.pretokenize`)."""
     spec = run_spec(w)
     if not S.get("pretokenize") or spec["positive"]["source"] == "nli":   # NLI triplets: tokenized per batch
         return []
-    folder = f"{R}/tokens/{spec['corpus']}/{w.backbone}/{token_key(spec['max_seq_length'], spec.get('add_tokens'))}"
-    return [f"{folder}/corpus.npz"] + [f"{folder}/{aug}/seed{seed}.npz" for aug, seed in sc.method_caches(spec)]
+    return W.run_tokens(spec, w.backbone)
 
 
 def _tokenize_args(w):
@@ -155,6 +157,16 @@ def _tokenize_args(w):
     declared = [t for m in config["methods"].values() for t in m.get("add_tokens") or []]
     max_length, added = parse_token_key(w.key, declared)
     return f"--max-length {max_length}" + ("" if not added else " --add-tokens " + " ".join(map(shlex.quote, added)))
+
+
+# evaluate.smk: a model's evaluation named by its result file (sentaug.workflow.evaluations), its suite's data at
+# the scale (the bundled demo data at demo scale, the official data above it) and its flags.
+def _run_evaluation(w):
+    return run_evaluation(w.evaluation)
+
+
+def _pretrained_evaluation(w):
+    return pretrained_evaluation(w.evaluation)
 
 
 # evaluate.smk: analyses behind figures (sentaug.workflow resolves their paths and inputs).
@@ -168,11 +180,7 @@ HUB_OFFLINE = "1" if SCALE != "paper" else "0"
 # report.smk: the augmentation census, every declared augmentation on the scale's corpus (first seed), with the
 # cosine between original and augmented under the scale's bert-base-uncased stand-in (mean pooling).
 CENSUS_BACKBONE = sc.stand_in(config, "bert-base-uncased")
-CONFORMANCE = f"{R}/conformance/{config['spacy_model']}.json"
-
-
-def census_embedding_file(augmentation, seed, corpus=CORPUS):
-    return f"{R}/census/{corpus}/{augmentation}/seed{seed}.{CENSUS_BACKBONE}.json"
+CONFORMANCE = W.conformance_file()
 
 
 def census_rows():
@@ -182,8 +190,8 @@ def census_rows():
     unknown = [a for a in names if a not in config["augmentations"]]
     if unknown:
         raise ValueError(f"config key 'census': unknown augmentation {unknown[0]!r}")
-    return {a: {"stats": cache_file(a, SEEDS[0]).replace(".parquet", ".json"),
-                "embedding": census_embedding_file(a, SEEDS[0])} for a in names}
+    return {a: {"stats": W.cache_stats(a, SEEDS[0]),
+                "embedding": W.census_embedding_file(a, SEEDS[0], CENSUS_BACKBONE)} for a in names}
 
 
 # report.smk: report pages, one self-contained HTML page per table and figure.

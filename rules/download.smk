@@ -4,8 +4,8 @@
 
 rule download_senteval:
     output:
-        sts=directory(f"{R}/data/{{origin}}/sts"),
-        sick=directory(f"{R}/data/{{origin}}/sick"),
+        sts=directory(W.pattern("data_folder", folder="sts")),
+        sick=directory(W.pattern("data_folder", folder="sick")),
     params:
         code=_download_code,
         mirror=_mirror_flag(),
@@ -23,7 +23,7 @@ rule download_senteval:
 
 rule download_corpus:
     output:
-        f"{R}/data/{{origin}}/wiki/{{corpus}}.txt",
+        W.pattern("corpus"),
     params:
         code=_download_code,
         mirror=_mirror_flag(),
@@ -44,7 +44,7 @@ rule download_data:
     glue/<TASK>, nli/anli, nli/snli_senteval, nli/simcse, cnsd): from the official addresses or the mirror,
     sha256-pinned; origin `demo`: the bundled demo data in the same layout."""
     output:
-        directory(f"{R}/data/{{origin}}/{{folder}}"),
+        directory(W.pattern("data_folder")),
     params:
         code=_download_code,
         mirror=_mirror_flag(),
@@ -65,7 +65,7 @@ rule download_data:
 rule data_stats:
     """Statistics of the evaluation data, from the files (SDA Table 2, VaSCL Table 4)."""
     output:
-        f"{R}/analysis/data_stats/{{origin}}/{{what}}.json",
+        W.pattern("data_stats"),
     input:
         data=lambda w: W.data_stats_inputs(w.what, w.origin),
     params:

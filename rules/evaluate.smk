@@ -1,175 +1,74 @@
-# Stage 4: evaluation, SimCSE's SentEval protocol (STS12-16 "all", STS-B and SICK-R test, unsupervised).
+# Stage 4: evaluation. A model's result on a suite (sentaug.evaluate.suites: STS by SimCSE's SentEval protocol,
+# STS12-16 "all", STS-B and SICK-R test, unsupervised; transfer, clustering, GLUE, ...) is named by its file
+# (sentaug.workflow.evaluations): one rule for a trained run's results and one for a pre-trained backbone's.
+# Every result of one model is a job of one of these two, the model in its wildcards (a run's paper, backbone,
+# method and seed; a backbone's origin and backbone) and the result in {evaluation}: a `group:` keyed by the
+# model's wildcards puts a model's evaluations in one cluster job.
 
 
 rule evaluate_run:
+    """A trained run on a suite: under its eval pooler (<suite>.json), under another pooler (<suite>.<pooler>.json,
+    CLEAR Table 2's -mean rows) or with every STS sentence lower-cased (sts_lowercase.json, CARDS Table 4)."""
     input:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
-        sts=f"{data_root()}/sts",
-        sick=f"{data_root()}/sick",
+        data=lambda w: W.suite_data(_run_evaluation(w).suite),
     output:
-        f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts.json",
+        W.pattern("run_eval"),
     params:
-        code=code("evaluate/sts.py"),
-        pooler=lambda w: run_spec(w)["eval_pooler"],
-        data=lambda w, input: os.path.dirname(input.sts),
-        scale=SCALE,
-    threads: EVAL_THREADS
-    message:
-        "evaluate sts: {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
-    log:
-        f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.log",
-    conda:
-        "../envs/train.yaml"
-    shell:
-        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate sts --model {input.model} "
-        "--pooler {params.pooler} --data {params.data} --scale {params.scale} --out {output} > {log} 2>&1"
-
-
-rule evaluate_run_pooler:
-    """A trained run under another pooler than its eval pooler (table rows with `pooler:`, CLEAR Table 2)."""
-    input:
-        model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
-        sts=f"{data_root()}/sts",
-        sick=f"{data_root()}/sick",
-    output:
-        f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts.{{pooler}}.json",
-    params:
-        code=code("evaluate/sts.py"),
-        data=lambda w, input: os.path.dirname(input.sts),
-        scale=SCALE,
-    threads: EVAL_THREADS
-    message:
-        "evaluate sts ({wildcards.pooler}): {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
-    log:
-        f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.{{pooler}}.log",
-    conda:
-        "../envs/train.yaml"
-    shell:
-        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate sts --model {input.model} "
-        "--pooler {wildcards.pooler} --data {params.data} --scale {params.scale} --out {output} > {log} 2>&1"
-
-
-rule evaluate_pretrained:
-    input:
-        model=lambda w: backbone_dir(w.backbone),
-        sts=f"{R}/data/{{origin}}/sts",
-        sick=f"{R}/data/{{origin}}/sick",
-    output:
-        f"{R}/eval/pretrained/{{origin}}/{{backbone}}/{{pooler}}.json",
-    params:
-        code=code("evaluate/sts.py"),
-        data=lambda w, input: os.path.dirname(input.sts),
-        scale=SCALE,
-    threads: EVAL_THREADS
-    message:
-        "evaluate sts: pre-trained {wildcards.backbone} ({wildcards.pooler})"
-    log:
-        f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/{{pooler}}.log",
-    conda:
-        "../envs/train.yaml"
-    shell:
-        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate sts --model {input.model} "
-        "--pooler {wildcards.pooler} --data {params.data} --scale {params.scale} --out {output} > {log} 2>&1"
-
-
-rule evaluate_suite:
-    """A downstream suite (SUITES: transfer, clustering, intent, ...) on a trained run, its eval pooler."""
-    input:
-        model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
-        data=lambda w: suite_data(w.suite),
-    output:
-        f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/{{suite}}.json",
-    params:
-        code=lambda w: code(f"evaluate/{w.suite}.py"),
-        pooler=lambda w: run_spec(w)["eval_pooler"],
+        code=lambda w: code(f"evaluate/{_run_evaluation(w).suite}.py"),
+        suite=lambda w: _run_evaluation(w).suite,
+        pooler=lambda w: _run_evaluation(w).pooler or run_spec(w)["eval_pooler"],
         data=data_root(),
-        extra=lambda w: SUITE_ARGS.get(w.suite, ""),
+        extra=lambda w: W.evaluation_args(_run_evaluation(w)),
         scale=SCALE,
+    wildcard_constraints:
+        evaluation=RUN_EVALUATION,
     threads: EVAL_THREADS
+    resources:
+        **job_resources("evaluate_run"),
     message:
-        "evaluate {wildcards.suite}: {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
+        "evaluate {wildcards.evaluation}: {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
     log:
-        f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/{{suite}}.log",
+        f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/{{evaluation}}.log",
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate {wildcards.suite} --model {input.model} "
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate {params.suite} --model {input.model} "
         "--pooler {params.pooler} --data {params.data} --scale {params.scale} {params.extra} --out {output} "
         "> {log} 2>&1"
 
 
-rule evaluate_suite_pretrained:
-    """A downstream suite on a pretrained backbone with a given pooler (e.g. the MiniLM reference numbers)."""
+rule evaluate_pretrained:
+    """A pre-trained backbone on a suite under a given pooler: STS (<pooler>.json), another suite
+    (<suite>/<pooler>.json, e.g. the MiniLM reference numbers) or GLUE with R-drop / switch-case settings
+    (glue~<settings>/<pooler>.json, CARDS Table 6)."""
     input:
         model=lambda w: backbone_dir(w.backbone),
-        data=lambda w: suite_data(w.suite, w.origin),
+        data=lambda w: W.suite_data(_pretrained_evaluation(w).suite, w.origin),
     output:
-        f"{R}/eval/pretrained/{{origin}}/{{backbone}}/{{suite}}/{{pooler}}.json",
+        W.pattern("pretrained_eval"),
     params:
-        code=lambda w: code(f"evaluate/{w.suite}.py"),
+        code=lambda w: code(f"evaluate/{_pretrained_evaluation(w).suite}.py"),
+        suite=lambda w: _pretrained_evaluation(w).suite,
+        pooler=lambda w: _pretrained_evaluation(w).pooler,
         data=lambda w: data_root(w.origin),
-        extra=lambda w: SUITE_ARGS.get(w.suite, ""),
+        extra=lambda w: W.evaluation_args(_pretrained_evaluation(w)),
         scale=SCALE,
+    wildcard_constraints:
+        evaluation=PRETRAINED_EVALUATION,
     threads: EVAL_THREADS
+    resources:
+        **job_resources("evaluate_pretrained"),
     message:
-        "evaluate {wildcards.suite}: pre-trained {wildcards.backbone} ({wildcards.pooler})"
+        "evaluate {wildcards.evaluation}: pre-trained {wildcards.backbone}"
     log:
-        f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/{{suite}}/{{pooler}}.log",
+        f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/{{evaluation}}.log",
     conda:
         "../envs/train.yaml"
     shell:
-        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate {wildcards.suite} --model {input.model} "
-        "--pooler {wildcards.pooler} --data {params.data} --scale {params.scale} {params.extra} "
-        "--out {output} > {log} 2>&1"
-
-
-rule evaluate_run_lowercase:
-    """A trained run with every STS sentence lower-cased (CARDS Table 4: upper case ignored in evaluation)."""
-    input:
-        model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
-        sts=f"{data_root()}/sts",
-        sick=f"{data_root()}/sick",
-    output:
-        f"{R}/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/sts_lowercase.json",
-    params:
-        code=code("evaluate/sts.py"),
-        pooler=lambda w: run_spec(w)["eval_pooler"],
-        data=lambda w, input: os.path.dirname(input.sts),
-        scale=SCALE,
-    threads: EVAL_THREADS
-    log:
-        f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.lowercase.log",
-    conda:
-        "../envs/train.yaml"
-    shell:
-        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate sts --model {input.model} "
-        "--pooler {params.pooler} --data {params.data} --scale {params.scale} --lowercase --out {output} "
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate {params.suite} --model {input.model} "
+        "--pooler {params.pooler} --data {params.data} --scale {params.scale} {params.extra} --out {output} "
         "> {log} 2>&1"
-
-
-rule evaluate_glue_pretrained_options:
-    """GLUE fine-tuning of a pre-trained backbone with R-drop / switch-case settings (CARDS Table 6); the
-    settings are the path component after `glue~` (sentaug.workflow.Workflow.glue_options)."""
-    input:
-        model=lambda w: backbone_dir(w.backbone),
-        data=lambda w: suite_data("glue", w.origin),
-    output:
-        f"{R}/eval/pretrained/{{origin}}/{{backbone}}/glue~{{options}}/{{pooler}}.json",
-    params:
-        code=code("evaluate/glue.py"),
-        data=lambda w: data_root(w.origin),
-        extra=SUITE_ARGS["glue"],
-        options=lambda w: W.glue_option_args(w.options),
-        scale=SCALE,
-    threads: EVAL_THREADS
-    log:
-        f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/glue~{{options}}/{{pooler}}.log",
-    conda:
-        "../envs/train.yaml"
-    shell:
-        "OMP_NUM_THREADS={threads} python -m sentaug.cli evaluate glue --model {input.model} "
-        "--pooler {wildcards.pooler} --data {params.data} --scale {params.scale} {params.extra} {params.options} "
-        "--out {output} > {log} 2>&1"
 
 
 rule token_pca:
@@ -179,7 +78,7 @@ rule token_pca:
         model=lambda w: backbone_dir(w.backbone),
         corpus=lambda w: corpus_file(w.corpus),
     output:
-        f"{R}/analysis/token_pca/{{corpus}}/{{backbone}}.json",
+        W.pattern("token_pca"),
     params:
         code=code("evaluate/token_embeddings.py"),
     log:
@@ -198,9 +97,9 @@ rule augmentation_analysis_pretrained:
     input:
         model=lambda w: backbone_dir(w.backbone),
         caches=lambda w: W.augmentation_analysis_caches(w.set),
-        data=f"{data_root()}/sts",
+        data=W.data_folder("sts"),
     output:
-        f"{R}/analysis/augmentations/{CORPUS}/{{set}}/pretrained/{{backbone}}/{{pooler}}.json",
+        W.pattern("pretrained_augmentation_analysis", corpus=CORPUS),
     params:
         code=code("evaluate/analysis.py"),
         data=lambda w, input: os.path.dirname(input.data),
@@ -208,6 +107,8 @@ rule augmentation_analysis_pretrained:
         hub_offline=HUB_OFFLINE,
         scale=SCALE,
     threads: EVAL_THREADS
+    resources:
+        **job_resources("augmentation_analysis_pretrained"),
     log:
         f"{R}/logs/analysis/augmentations/{{set}}/pretrained/{{backbone}}/{{pooler}}.log",
     conda:
@@ -223,9 +124,9 @@ rule augmentation_analysis_run:
     input:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
         caches=lambda w: W.augmentation_analysis_caches(w.set),
-        data=f"{data_root()}/sts",
+        data=W.data_folder("sts"),
     output:
-        f"{R}/analysis/augmentations/{CORPUS}/{{set}}/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.json",
+        W.pattern("run_augmentation_analysis", corpus=CORPUS),
     params:
         code=code("evaluate/analysis.py"),
         pooler=lambda w: run_spec(w)["eval_pooler"],
@@ -234,6 +135,8 @@ rule augmentation_analysis_run:
         hub_offline=HUB_OFFLINE,
         scale=SCALE,
     threads: EVAL_THREADS
+    resources:
+        **job_resources("augmentation_analysis_run"),
     log:
         f"{R}/logs/analysis/augmentations/{{set}}/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.log",
     conda:
@@ -249,9 +152,9 @@ rule projection_pretrained:
     pre-trained backbone (AugCSE Figs. 2-4)."""
     input:
         model=lambda w: backbone_dir(w.backbone),
-        caches=lambda w: [cache_file(a, SEEDS[0]) for a in W.projection_augmentations(w.augs)],
+        caches=lambda w: W.projection_caches(w.augs),
     output:
-        f"{R}/analysis/projections/{CORPUS}/{{augs}}/{{projection}}-{{sample}}/pretrained/{{backbone}}/{{pooler}}.json",
+        W.pattern("pretrained_projection", corpus=CORPUS),
     params:
         code=code("evaluate/projection.py"),
         labels=lambda w: W.projection_augmentations(w.augs),
@@ -261,6 +164,8 @@ rule projection_pretrained:
         projection="pca|tsne",
         sample=r"\d+",
     threads: EVAL_THREADS
+    resources:
+        **job_resources("projection_pretrained"),
     log:
         f"{R}/logs/analysis/projections/{{augs}}/{{projection}}-{{sample}}/pretrained/{{backbone}}/{{pooler}}.log",
     conda:
@@ -275,10 +180,9 @@ rule projection_run:
     """The same for a trained run, under its eval pooler."""
     input:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
-        caches=lambda w: [cache_file(a, SEEDS[0]) for a in W.projection_augmentations(w.augs)],
+        caches=lambda w: W.projection_caches(w.augs),
     output:
-        f"{R}/analysis/projections/{CORPUS}/{{augs}}/{{projection}}-{{sample}}/{SCALE}/{{paper}}/{{backbone}}/"
-        "{method}/seed{seed}.json",
+        W.pattern("run_projection", corpus=CORPUS),
     params:
         code=code("evaluate/projection.py"),
         labels=lambda w: W.projection_augmentations(w.augs),
@@ -289,6 +193,8 @@ rule projection_run:
         projection="pca|tsne",
         sample=r"\d+",
     threads: EVAL_THREADS
+    resources:
+        **job_resources("projection_run"),
     log:
         f"{R}/logs/analysis/projections/{{augs}}/{{projection}}-{{sample}}/{SCALE}/{{paper}}/{{backbone}}/"
         "{method}/seed{seed}.log",

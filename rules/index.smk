@@ -9,8 +9,8 @@ rule index:
         corpus=lambda w: corpus_file(w.corpus),
         backbone=lambda w: backbone_dir(w.backbone),
     output:
-        index=f"{R}/index/{{corpus}}/{{backbone}}/{{pooler}}/k{{k}}.npz",
-        meta=f"{R}/index/{{corpus}}/{{backbone}}/{{pooler}}/k{{k}}.json",
+        index=W.pattern("index"),
+        meta=W.pattern("index_meta"),
     params:
         code=code("index/neighbours.py"),
     wildcard_constraints:
@@ -18,7 +18,7 @@ rule index:
         pooler="cls|cls_before_pooler|avg|avg_top2|avg_first_last|avg_emb_last",
     threads: WORKERS
     resources:
-        gpu=1 if SCALE == "paper" else 0,
+        **job_resources("index"),
     message:
         "retrieval index {wildcards.corpus} / {wildcards.backbone} / {wildcards.pooler} / k={wildcards.k}"
     log:

@@ -4,10 +4,10 @@
 rule table:
     input:
         paper="papers/{paper}.yaml",
-        results=lambda w: W.table_files(w.paper, w.table),
+        results=lambda w: table_files(w.paper, w.table),
     output:
-        tex=f"{R}/tables/{{paper}}/{{table}}.tex",
-        csv=f"{R}/tables/{{paper}}/{{table}}.csv",
+        tex=W.pattern("table", ext="tex"),
+        csv=W.pattern("table", ext="csv"),
     params:
         code=code("report/tables.py"),
         inputs=lambda w: json.dumps({"rows": table_inputs(w.paper, w.table), "meta": W.table_meta(w.paper, w.table)}),
@@ -26,11 +26,11 @@ rule table:
 rule figure:
     input:
         paper="papers/{paper}.yaml",
-        results=lambda w: W.figure_targets(w.paper, w.figure),
+        results=lambda w: figure_targets(w.paper, w.figure),
     output:
-        pdf=f"{R}/figures/{{paper}}/{{figure}}.pdf",
-        png=f"{R}/figures/{{paper}}/{{figure}}.png",
-        csv=f"{R}/figures/{{paper}}/{{figure}}.csv",
+        pdf=W.pattern("figure", ext="pdf"),
+        png=W.pattern("figure", ext="png"),
+        csv=W.pattern("figure", ext="csv"),
     params:
         code=code("report/figures.py"),
         inputs=lambda w: json.dumps({"panels": W.figure_points(w.paper, w.figure),
@@ -51,10 +51,10 @@ rule figure:
 # seed), with the cosine between original and augmented under the scale's bert-base-uncased stand-in.
 rule augment_cosine:
     input:
-        cache=f"{R}/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.parquet",
+        cache=lambda w: cache_file(w.augmentation, w.seed, w.corpus),
         model=lambda w: backbone_dir(w.backbone),
     output:
-        f"{R}/census/{{corpus}}/{{augmentation}}/seed{{seed}}.{{backbone}}.json",
+        W.pattern("census_embedding"),
     params:
         code=code("report/census.py"),
         max_lines=2000,
@@ -92,8 +92,8 @@ rule census:
         files=[f for row in census_rows().values() for f in row.values()],
         conformance=CONFORMANCE,
     output:
-        tex=f"{R}/tables/augmentations.tex",
-        csv=f"{R}/tables/augmentations.csv",
+        tex=W.pattern("census", ext="tex"),
+        csv=W.pattern("census", ext="csv"),
     params:
         code=code("report/census.py"),
         inputs=lambda w: json.dumps({"rows": census_rows(), "conformance": CONFORMANCE,
@@ -115,7 +115,7 @@ rule tokenization_effects:
         corpus=lambda w: corpus_file(w.corpus),
         tokenizer=lambda w: backbone_dir(w.backbone),
     output:
-        f"{R}/analysis/tokenization_effects/{{corpus}}/{{backbone}}.json",
+        W.pattern("tokenization_effects"),
     params:
         code=code("augment/cards.py"),
     message:
@@ -133,7 +133,7 @@ rule tokenization_effects:
 # from the modules the trainer builds, written without training.
 rule describe_spec:
     output:
-        f"{R}/describe/{SCALE}/{{paper}}/{{backbone}}/{{method}}/spec.json",
+        W.pattern("describe", what="spec"),
     params:
         code=code("report/describe.py"),
         spec=lambda w: json.dumps(W.run_spec(w.paper, w.backbone, w.method, SEEDS[0])),
@@ -149,7 +149,7 @@ rule describe_model_size:
     input:
         backbone=lambda w: backbone_dir(w.backbone),
     output:
-        f"{R}/describe/{SCALE}/{{paper}}/{{backbone}}/{{method}}/model_size.json",
+        W.pattern("describe", what="model_size"),
     params:
         code=code("report/describe.py"),
         spec=lambda w: json.dumps(W.run_spec(w.paper, w.backbone, w.method, SEEDS[0])),
@@ -171,11 +171,11 @@ if W.leaderboards:
             spec=LEADERBOARD_SPEC,
             results=lambda w: W.leaderboard_targets(_board_backbone(w)),
         output:
-            tex=f"{R}/tables/{{board}}.tex",
-            csv=f"{R}/tables/{{board}}.csv",
-            md=f"{R}/tables/{{board}}.md",
-            pdf=f"{R}/figures/{{board}}.pdf",
-            png=f"{R}/figures/{{board}}.png",
+            tex=W.pattern("board_table", ext="tex"),
+            csv=W.pattern("board_table", ext="csv"),
+            md=W.pattern("board_table", ext="md"),
+            pdf=W.pattern("board_figure", ext="pdf"),
+            png=W.pattern("board_figure", ext="png"),
         wildcard_constraints:
             board=BOARDS,
         params:
@@ -201,9 +201,9 @@ if W.comparisons:
         input:
             results=lambda w: W.board_targets(W.comparison_points(w.name)),
         output:
-            tex=f"{R}/tables/compare/{{name}}.tex",
-            csv=f"{R}/tables/compare/{{name}}.csv",
-            md=f"{R}/tables/compare/{{name}}.md",
+            tex=W.pattern("comparison", ext="tex"),
+            csv=W.pattern("comparison", ext="csv"),
+            md=W.pattern("comparison", ext="md"),
         wildcard_constraints:
             name=COMPARISONS,
         params:
@@ -226,10 +226,10 @@ if W.comparisons:
 rule report_table:
     input:
         paper="papers/{paper}.yaml",
-        csv=f"{R}/tables/{{paper}}/{{table}}.csv",
-        results=lambda w: W.table_files(w.paper, w.table),
+        csv=W.pattern("table", ext="csv"),
+        results=lambda w: table_files(w.paper, w.table),
     output:
-        report(f"{R}/report/tables/{{paper}}/{{table}}.html", caption="../report/page.rst",
+        report(W.pattern("table_page"), caption="../report/page.rst",
                category=lambda w: _short(w.paper), subcategory="Tables",
                labels=lambda w: {"output": w.table, "kind": "table", "scale": SCALE}),
     params:
@@ -251,11 +251,11 @@ rule report_table:
 rule report_figure:
     input:
         paper="papers/{paper}.yaml",
-        png=f"{R}/figures/{{paper}}/{{figure}}.png",
-        csv=f"{R}/figures/{{paper}}/{{figure}}.csv",
-        results=lambda w: W.figure_targets(w.paper, w.figure),
+        png=W.pattern("figure", ext="png"),
+        csv=W.pattern("figure", ext="csv"),
+        results=lambda w: figure_targets(w.paper, w.figure),
     output:
-        report(f"{R}/report/figures/{{paper}}/{{figure}}.html", caption="../report/page.rst",
+        report(W.pattern("figure_page"), caption="../report/page.rst",
                category=lambda w: _short(w.paper), subcategory="Figures",
                labels=lambda w: {"output": w.figure, "kind": "figure", "scale": SCALE}),
     params:
@@ -275,12 +275,36 @@ rule report_figure:
         "> {log} 2>&1"
 
 
+# The report's front page and the bill's own page, from the data `sentaug cost all --front-page` writes (run by
+# `make report` before this rule): that command resolves the DAG, so it cannot be a job of it.
+rule report_front_page:
+    input:
+        W.report_bill_data_file(),
+    output:
+        front=W.report_front_page_file(),
+        bill=report(W.report_bill_page(), caption="../report/page.rst", category="Bill",
+                    labels={"output": "bill", "kind": "table", "scale": SCALE}),
+    params:
+        code=code("report/front_page.py"),
+        caption="Device-hours per backbone and method: projected for the paper scale, and what this build took.",
+    localrule: True
+    message:
+        "the report's front page and the bill"
+    log:
+        f"{R}/logs/report/front_page.log",
+    conda:
+        "../envs/base.yaml"
+    shell:
+        "python -m sentaug.cli report front-page --data {input} --out {output.front} --page {output.bill} "
+        "> {log} 2>&1"
+
+
 rule report_census:
     input:
-        csv=f"{R}/tables/augmentations.csv",
+        csv=W.path("census", ext="csv"),
         results=[row["stats"] for row in census_rows().values()],
     output:
-        report(f"{R}/report/census.html", caption="../report/page.rst", category="Augmentations",
+        report(W.path("census_page"), caption="../report/page.rst", category="Augmentations",
                subcategory="Tables", labels={"output": "census", "kind": "table", "scale": SCALE}),
     params:
         code=code("report/pages.py"),
@@ -304,11 +328,11 @@ if W.leaderboards:
     rule report_leaderboard:
         input:
             spec=LEADERBOARD_SPEC,
-            csv=f"{R}/tables/{{board}}.csv",
-            png=f"{R}/figures/{{board}}.png",
+            csv=W.pattern("board_table", ext="csv"),
+            png=W.pattern("board_figure", ext="png"),
             results=lambda w: W.leaderboard_targets(_board_backbone(w)),
         output:
-            report(f"{R}/report/{{board}}.html", caption="../report/page.rst", category="Leaderboard",
+            report(W.pattern("board_page"), caption="../report/page.rst", category="Leaderboard",
                    subcategory="Tables", labels=lambda w: {"output": w.board, "kind": "table", "scale": SCALE}),
         wildcard_constraints:
             board=BOARDS,

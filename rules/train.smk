@@ -5,7 +5,7 @@
 
 rule backbone:
     output:
-        directory(f"{R}/backbones/{{backbone}}"),
+        directory(W.pattern("backbone")),
     params:
         code=code("models/backbones.py"),
         spec=lambda w: json.dumps(config["backbones"][w.backbone]),
@@ -27,8 +27,8 @@ rule nli_triplets:
     input:
         data=lambda w: W.triplets_inputs(w.name),
     output:
-        csv=f"{R}/nli/{{origin}}/{{name}}.csv",
-        stats=f"{R}/nli/{{origin}}/{{name}}.json",
+        csv=W.pattern("triplets"),
+        stats=W.pattern("triplets_stats"),
     params:
         code=code("data/triplets.py"),
         sets=lambda w: " --sample-as ".join(w.name.split(".as_")),   # <set> [--sample-as <other set>]
@@ -48,7 +48,7 @@ rule tokenize_corpus:
         texts=lambda w: corpus_file(w.corpus),
         backbone=lambda w: backbone_dir(w.backbone),
     output:
-        f"{R}/tokens/{{corpus}}/{{backbone}}/{{key}}/corpus.npz",
+        W.pattern("corpus_tokens"),
     params:
         code=code("models/tokens.py"),
         args=_tokenize_args,
@@ -70,7 +70,7 @@ rule tokenize_cache:
         texts=lambda w: cache_file(w.augmentation, w.seed, w.corpus),
         backbone=lambda w: backbone_dir(w.backbone),
     output:
-        f"{R}/tokens/{{corpus}}/{{backbone}}/{{key}}/{{augmentation}}/seed{{seed}}.npz",
+        W.pattern("cache_tokens"),
     params:
         code=code("models/tokens.py"),
         args=_tokenize_args,
@@ -97,7 +97,7 @@ rule train:
         dev=lambda w: W.dev_data(run_spec(w)),   # STS-B dev (CNSD dev for a Chinese backbone)
         # the trainer's own modules and those of the STS-B dev scoring it selects checkpoints with
     output:
-        directory(f"{R}/runs/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}"),
+        directory(W.pattern("run")),
     params:
         code=code("train/trainer.py"),
         spec=lambda w: W.spec_file(w.paper, w.backbone, w.method, w.seed),   # results/specs/<digest>.json
@@ -110,7 +110,7 @@ rule train:
     threads: TRAIN_RESOURCES["threads"]
     group: TRAIN_GROUP
     resources:
-        **TRAIN_JOB_RESOURCES,
+        **job_resources("train"),
         runtime=train_runtime,
     message:
         "train {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed} ({wildcards.paper})"

@@ -27,6 +27,15 @@ def slurm_cluster_up() -> bool:
         any(state.startswith(("idle", "mix", "alloc")) for state in nodes.stdout.split())
 
 
+def gpu_at_hand() -> bool:
+    """A CUDA device answers, or SENTAUG_GPU_REHEARSAL=1 asks for the GPU tests on the CPU (tests/test_gpu.py)."""
+    if os.environ.get("SENTAUG_GPU_REHEARSAL") == "1":
+        return True
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def pytest_collection_modifyitems(config, items):
     mirror = os.environ.get("SENTAUG_MIRROR")
     skips = {}
@@ -35,6 +44,8 @@ def pytest_collection_modifyitems(config, items):
                                                   "../shared/data")
     if any("slurm" in item.keywords for item in items) and not slurm_cluster_up():
         skips["slurm"] = pytest.mark.skip(reason="needs a SLURM cluster with accounting (scripts/slurm_local.sh up)")
+    if any("gpu" in item.keywords for item in items) and not gpu_at_hand():
+        skips["gpu"] = pytest.mark.skip(reason="needs a CUDA GPU (benchmarks/gpu_pytest.sh)")
     for item in items:
         for marker, skip in skips.items():
             if marker in item.keywords:

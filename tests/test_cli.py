@@ -53,17 +53,31 @@ def _commands():
     return list(walk(build_parser()))
 
 
-def test_version_is_the_projects():
+def test_version_is_written_once_and_the_release_files_agree():
+    """pyproject.toml takes the version from sentaug.__version__; CITATION.cff, the CHANGELOG's newest release
+    and its release notes name that version and one date."""
+    import re
     import tomllib
 
+    import yaml
+
+    from sentaug import __version__
     from sentaug.cli import main
 
-    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "version" not in project["project"] and project["project"]["dynamic"] == ["version"]
+    assert project["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "sentaug.__version__"}
     out = subprocess.run([sys.executable, "-m", "sentaug.cli", "--version"], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "src")}, check=True).stdout
-    assert out.strip() == f"sentaug {version}" == "sentaug 0.1.0"
+    assert out.strip() == f"sentaug {__version__}"
     with pytest.raises(SystemExit):
         main(["--version"])
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    released = re.search(r"^## (\S+) \((\d{4}-\d\d-\d\d)\)", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert (citation["version"], str(citation["date-released"])) == (__version__, released[2])
+    assert released[1] == __version__
+    notes = (ROOT / "docs" / "releases" / f"v{__version__}.md").read_text()
+    assert notes.startswith(f"# sentaug {__version__} ({released[2]})")
 
 
 def test_every_command_has_a_one_line_help_and_the_overview_shows_it_whole():
@@ -74,7 +88,20 @@ def test_every_command_has_a_one_line_help_and_the_overview_shows_it_whole():
     top = subprocess.run([sys.executable, "-m", "sentaug.cli", "--help"], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "80"}, check=True).stdout
     flat = " ".join(top.split())
-    assert flat.split("positional arguments:")[0].rstrip().endswith("shows what it can build.")
+    assert flat.split("options:")[0].rstrip().endswith("shows what it can build.")
+    # the commands a person types first, under their own heading, then the rules' (and the docs' generator)
+    sections, heading = {}, None
+    for line in top.splitlines():
+        if line and not line.startswith(" "):
+            heading = line.rstrip(":")
+        elif re.match(r"  [a-z]", line):
+            sections.setdefault(heading, []).append(line.split()[0])
+    top_level = [p[0] for p, _, _ in commands if len(p) == 1]
+    assert list(sections) == ["commands for people", "commands the workflow's rules run",
+                                  "commands that write docs/ (make docs-cli, make docs-results)"]
+    assert sections["commands for people"] == ["list", "evaluate", "cost", "download", "docs"]
+    assert sections["commands that write docs/ (make docs-cli, make docs-results)"] == ["generate-docs"]
+    assert sorted(sum(sections.values(), [])) == sorted(top_level)     # each under exactly one
     for path, _, text in commands:
         if len(path) == 1:      # each command's help, whole, beside its name
             assert re.search(rf"\b{re.escape(path[0])} +{re.escape(' '.join(text.split()))}", flat), path
@@ -106,7 +133,8 @@ def test_spec_is_inline_json_or_a_file(tmp_path):
     spec = {"method": "simcse", "seed": 1, "positive": {"source": "dropout"}}
     (tmp_path / "s.json").write_text(json.dumps(spec))
     (tmp_path / "s.yaml").write_text("method: simcse\nseed: 1\npositive: {source: dropout}\n")
-    assert load_spec(json.dumps(spec)) == load_spec(str(tmp_path / "s.json")) == load_spec(str(tmp_path / "s.yaml"))
+    for given in (json.dumps(spec), str(tmp_path / "s.json"), str(tmp_path / "s.yaml")):
+        assert load_spec(given) == spec, given
     with pytest.raises(FileNotFoundError, match="no such file: missing.json"):
         load_spec("missing.json")
 
@@ -214,9 +242,40 @@ def test_evaluate_fetches_the_official_data_through_the_mirror(tmp_path, mirror,
         assert (tmp_path / "official" / name).read_bytes() == (mirror / name).read_bytes()
 
 
-def test_the_examples_of_docs_cli_md_parse():
-    """Each example of the reference's header is a valid command line (options in brackets left out, the first of
-    `a|b` alternatives taken)."""
+# What each example of docs/cli.md's header means, keyed by its words before the first option: the command
+# that runs it, and a key option with what it should parse to (a repeated or several-valued option: a list).
+CLI_EXAMPLES = {
+    "list tables": ("cmd_list", {"what": "tables"}),
+    "evaluate sts": ("cmd_evaluate_sts", {"model": "MODEL", "out": "FILE.json"}),
+    "evaluate cnsd": ("cmd_evaluate_cnsd", {"data": "DIR"}),
+    "evaluate nli": ("cmd_evaluate_nli", {"triplets": ["nli=snli", "anli=anli_devtest"]}),
+    "evaluate cola": ("cmd_evaluate_cola", {"data": "DIR"}),
+    "download transfer": ("cmd_download", {"name": "transfer", "out": "DIR"}),
+    "data-stats sts": ("cmd_data_stats", {"what": "sts", "data": "DIR"}),
+    "augment": ("cmd_augment", {"list": True}),
+    "augment punctuation_insertion": ("cmd_augment", {"name": "punctuation_insertion", "seed": 1}),
+    "augment switch_case": ("cmd_augment", {"param": ["p=0.05", "version=v1"], "tokenizer": "MODEL"}),
+    "augment-cosine": ("cmd_augment_cosine", {"cache": "FILE.parquet", "model": "MODEL"}),
+    "report census": ("cmd_report_census", {"scale": "demo", "out": "results/tables/augmentations.tex"}),
+    "conformance": ("cmd_conformance", {"out": "FILE.json"}),
+    "tokenization-effects": ("cmd_tokenization_effects", {"tokenizer": "mirror:roberta-base-tokenizer"}),
+    "token-pca": ("cmd_token_pca", {"model": "MODEL", "corpus": "FILE"}),
+    "report leaderboard": ("cmd_report_leaderboard", {"paper_file": "papers/leaderboard.yaml", "figure": "F.pdf"}),
+    "report leaderboard-progress": ("cmd_report_leaderboard_progress", {"board": "B", "scale": "S"}),
+    "report page": ("cmd_report_page", {"kind": "table", "csv": "FILE"}),
+    "project": ("cmd_project", {"caches": ["A.parquet", "B.parquet"], "method": "pca"}),
+    "index": ("cmd_index", {"k": 64, "model": "MODEL"}),
+    "train": ("cmd_train", {"spec": "JSON", "dev_data": "DIR"}),
+    "nli-triplets": ("cmd_nli_triplets", {"set": "snli"}),
+    "describe spec": ("cmd_describe_spec", {"spec": "JSON"}),
+    "describe model-size": ("cmd_describe_model_size", {"model": "MODEL"}),
+    "tokenize": ("cmd_tokenize", {"texts": "FILE.txt", "max_length": 32}),
+}
+
+
+def test_the_examples_of_docs_cli_md_parse_to_what_they_say():
+    """Each example of the reference's header (options in brackets left out, the first of `a|b` alternatives
+    taken) runs the command it names, with its key option parsed as written (CLI_EXAMPLES)."""
     import re
     import shlex
 
@@ -225,14 +284,21 @@ def test_the_examples_of_docs_cli_md_parse():
 
     parser = build_parser()
     examples = CLI_HEADER.split("```bash\n")[1].split("```")[0].splitlines()
-    assert len(examples) >= 25
+    seen = set()
     for line in examples:
         line = line.split("  #")[0]
         while re.search(r"\[[^\[\]]*\]", line):
             line = re.sub(r"\s*\[[^\[\]]*\]", "", line)
         argv = [word.split("|")[0] for word in shlex.split(line)]
         assert argv[0] == "sentaug"
-        parser.parse_args(argv[1:])         # exits (SystemExit) on an unknown or missing argument
+        words = " ".join(argv[1:next((i for i, w in enumerate(argv) if w.startswith("-")), len(argv))])
+        assert words in CLI_EXAMPLES, f"{line}: add what it runs and a key option to CLI_EXAMPLES"
+        parsed = parser.parse_args(argv[1:])    # exits (SystemExit) on an unknown or missing argument
+        handler, options = CLI_EXAMPLES[words]
+        assert parsed.func.__name__ == handler, line
+        assert {k: getattr(parsed, k) for k in options} == options, line
+        seen.add(words)
+    assert seen == set(CLI_EXAMPLES)
 
 
 def test_evaluate_glue_fetches_only_the_tasks_asked_for(tmp_path, monkeypatch):

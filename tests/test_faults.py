@@ -16,6 +16,10 @@
 | an intermediate damaged after it was written (truncated | the job reading it fails naming the file and saying |
 | / a byte flipped): augmentation cache, spaCy parse,     | to delete it (Snakemake rebuilds it); nothing else  |
 | token file, retrieval index, evaluation result          | is written                                          |
+| a name that is not declared, typed by a user: a table,  | one or two lines naming it and the valid choices,   |
+| figure, paper, method, augmentation in a Snakemake      | the closest first, the first thing printed after    |
+| target; a scale, suite, command, board, source, page    | Snakemake's preamble; no traceback; nothing built   |
+| on the command line or in --config                      |                                                     |
 
 The SLURM faults (a requeued job) are in tests/test_slurm.py.
 """
@@ -26,6 +30,7 @@ import math
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import struct
@@ -373,8 +378,8 @@ def test_a_malformed_config_stops_the_workflow_naming_the_key(tmp_path, override
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert re.search(message, out, re.S), out[-3000:]
-    if "is not of type" in message or "unexpected" in message:   # and where: the path to the key
-        assert "['scales']['demo']" in out
+    if "is not of type" in message or "unexpected" in message:   # and where: the path to the key, in one line
+        assert "config key 'scales.demo" in out and "Traceback" not in out
 
 
 # -- corpus ----------------------------------------------------------------------------------------------------
@@ -440,7 +445,10 @@ def intermediates(tmp_path_factory, minilm_path):
     parse_corpus(corpus, root / "corpus.spacy", model="en_core_web_sm")
     build_token_file(corpus, backbone, 32, root / "tokens.npz", progress=False)
     build_index(corpus, backbone, "cls", 2, root / "index.npz")
-    (root / "sts.json").write_text(json.dumps({"STS12": 61.5, "avg": 60.25, "model": "m"}))
+    scores = {"STS12": 61.5, "STS13": 62.5, "STS14": 63.5, "STS15": 64.5, "STS16": 65.5, "STSBenchmark": 66.5,
+              "SICKRelatedness": 67.5}
+    (root / "sts.json").write_text(json.dumps({**scores, "avg": sum(scores.values()) / 7, "model": "m"}))
+    write_paired_dev(root)      # what a training run that reads its inputs through scores itself on
     return root, corpus, backbone
 
 
@@ -468,6 +476,41 @@ FILES = {"cache": "cache.parquet", "parse": "corpus.spacy", "tokens": "tokens.np
          "result": "sts.json"}
 
 
+@pytest.mark.parametrize("kind", FILES)
+def test_an_intact_intermediate_is_read_back_by_the_command_that_reads_it(intermediates, kind):
+    """The reader that refuses a damaged file (below) takes the intact one: the command succeeds and what it
+    writes comes from the file (the cache's 8 pairs trained on, the token file's ids looked up, the parse's
+    punctuation inserted, the result's scores in the table)."""
+    root, corpus, backbone = intermediates
+    outputs = [root / name for name in ("run", "pi.parquet", "t4.tex", "t4.csv")]
+    try:
+        assert _read_back(kind, root, corpus, backbone) == 0
+        if kind in ("cache", "tokens", "index"):
+            summary = json.loads((root / "run/train_summary.json").read_text())
+            assert summary["steps"] == 1 and summary["spec"]["method"] == {"cache": "sda_pi"}.get(kind, "simcse")
+            assert summary["n_train_pairs"] == len(ANCHORS)
+            if kind == "cache":      # word deletion changed every sentence of the cache
+                assert summary["spec"]["positive"] == {"source": "cache", "augmentation": "word_deletion"}
+            if kind == "tokens":     # a batch of 8 anchors and their 8 positives: every id from the file
+                assert summary["token_lookups"] == {"from_files": 16, "tokenized": 0}
+            if kind == "index":
+                assert summary["spec"]["negatives"]["source"] == "retrieved"
+        elif kind == "parse":
+            import pandas as pd
+
+            cache = pd.read_parquet(root / "pi.parquet")
+            assert list(cache["original"]) == ANCHORS and cache["changed"].any()
+        else:       # every row of the table is that result: its scores and their mean, 64.50
+            table = (root / "t4.tex").read_text()
+            assert all(f"{v:.2f}" in table for v in (61.5, 62.5, 63.5, 64.5, 65.5, 66.5, 67.5)), table
+    finally:
+        for path in outputs:         # the damaged cases check that nothing of theirs is written
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+
+
 # A JSON result has no digest: a flipped byte may still parse (a digit changed), truncation cannot.
 @pytest.mark.parametrize("kind, damage", [(k, d) for k in FILES for d in DAMAGES
                                           if (k, d) != ("result", "one byte flipped")])
@@ -491,3 +534,72 @@ def test_a_damaged_intermediate_is_named_with_what_to_do(intermediates, kind, da
         assert not any((root / name).exists() for name in ("run", "pi.parquet", "t4.tex", "t4.csv"))
     finally:
         path.write_bytes(intact)
+
+
+# -- a user's mistyped names --------------------------------------------------------------------------------------
+# (how it is typed, the answer: written by hand from papers/*.yaml, config.yaml and the command line, the valid
+# choices closest first by difflib's ratio 2M/T, e.g. 'tabel4' ~ 'table4': 2 * 5 / 12 = 0.83, ~ 'table2': 0.67)
+SDA_TABLES = "table4, table2, table3, table5, table6, table7"
+MISTAKES = [
+    (["snakemake", "results/tables/sda/tabel4.tex"],
+     f"unknown table 'tabel4' of paper 'sda' (did you mean 'table4'?); valid: {SDA_TABLES}"),
+    (["snakemake", "results/tables/SDA/table4.tex"],
+     "unknown paper 'SDA' (did you mean 'sda'?); valid: sda, cards, vascl, augcse, clear"),
+    (["snakemake", "results/figures/sda/figure1.pdf"],
+     "unknown figure 'figure1' of paper 'sda' (did you mean 'figure2'?); valid: figure2"),
+    (["snakemake", "results/figures/clear/figure1.pdf"], "unknown figure 'figure1' of paper 'clear': there are none"),
+    (["snakemake", "results/runs/demo/shared/tiny-roberta/cardz/seed1"],
+     "unknown method 'cardz' (did you mean 'cards'?); valid: cards, simcse, sda_pi, sda_aa, sda_dn, "
+     "sda_pi_official_code, sda_aa_official_code, sda_dn_official_code, simcse_switch_case, simcse_retrieval, "
+     "cards_r_top, cards_d_uniform, ... (35 more: sentaug list methods)"),
+    (["snakemake", "results/eval/demo/shared/tiny-bert/cardz/seed1/transfer.json"], "unknown method 'cardz' (did you"),
+    (["snakemake", "results/augment/demo_corpus/sda_pii/seed1.parquet"],
+     "unknown augmentation 'sda_pii' (did you mean 'sda_pi'?); valid: sda_pi, sda_pi_zh, sda_aa, sda_dn, "),
+    (["snakemake", "--config", "scale=huge"],
+     "config key 'scale': unknown scale 'huge'; valid: demo, small, paper, gpu"),
+    (["sentaug", "cost", "all", "--scale", "huge"], "sentaug cost: error: unknown scale 'huge'; valid: demo, small, "
+                                                    "paper, gpu"),
+    (["sentaug", "cost", "results/tables/sda/tabel4.tex"],
+     f"sentaug cost: error: unknown table 'tabel4' of paper 'sda' (did you mean 'table4'?); valid: {SDA_TABLES}"),
+    (["sentaug", "evaluate", "stss", "--model", "m", "--out", "{tmp}/o.json"],
+     "sentaug evaluate: error: argument SUITE: unknown suite 'stss' (did you mean 'sts'?); valid: sts, suites, cnsd, "
+     "transfer, clustering, intent, glue, analysis, nli, cola"),
+    (["sentaug", "list", "method"], "sentaug list: error: argument KIND: unknown kind 'method' (did you mean "
+                                    "'methods'?); valid: methods, tables, figures, augmentations"),
+    (["sentaug", "augment", "punctuation_insertio", "--corpus", "c.txt", "--seed", "1", "--out", "{tmp}/o.parquet"],
+     "sentaug augment: error: unknown augmentation 'punctuation_insertio' (did you mean 'punctuation_insertion'?); "
+     "valid: punctuation_insertion, punctuation_insertion_zh, punctuation_insertion_official_code, "),
+    (["sentaug", "report", "leaderboard-progress", "--board", "leaderbord", "--scale", "demo"],
+     "sentaug report: error: unknown board 'leaderbord' (did you mean 'leaderboard'?); valid: leaderboard, "
+     "leaderboard-bert-base-uncased"),
+    (["sentaug", "download", "senteva", "--out", "{tmp}/data"],
+     "sentaug download: error: unknown official source 'senteva' (did you mean 'senteval'?); valid: senteval, "),
+    (["sentaug", "docs", "scale"],
+     "sentaug docs: error: unknown page 'scale' (did you mean 'scales'?); valid: scales, "),
+]
+
+
+def _answer(command: list[str], tmp: Path) -> tuple[int, str]:
+    """`command` run in the checkout (Snakemake dry runs; the command line's outputs, if any, in `tmp`)."""
+    program = ["-m", "snakemake", "-n"] if command[0] == "snakemake" else ["-m", "sentaug.cli"]
+    proc = subprocess.run([sys.executable, *program, *(w.format(tmp=tmp) for w in command[1:])], cwd=ROOT, env=ENV,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)   # in a terminal's order
+    return proc.returncode, proc.stdout
+
+
+def test_a_mistyped_name_is_answered_in_one_line_naming_the_valid_choices(tmp_path):
+    """Each of MISTAKES run for real: it fails, its first line of output after Snakemake's preamble is the answer,
+    at most two lines long, no traceback or Snakemake exception is printed, and nothing is written."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:       # each mostly imports and parses: four side by side
+        answers = list(pool.map(lambda m: _answer(m[0], tmp_path), MISTAKES))
+    for (command, expected), (returncode, out) in zip(MISTAKES, answers):
+        said = out.split("Building DAG of jobs...\n")[-1] if command[0] == "snakemake" else out
+        if command[:3] == ["snakemake", "--config", "scale=huge"]:    # answered while the Snakefile is read
+            said = out.split("extended by additional config specified via the command line.\n")[-1]
+        assert returncode != 0, (command, out)
+        assert said.startswith(expected), (command, out[-2000:])
+        assert len(said.strip().splitlines()) <= 2, (command, said)
+        assert "Traceback" not in out and 'File "' not in out and "Exception" not in out, (command, out[-2000:])
+    assert not (ROOT / "results/tables/sda/tabel4.tex").exists() and not list(tmp_path.iterdir())

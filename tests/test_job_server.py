@@ -86,7 +86,7 @@ def test_the_job_gets_its_streams_and_exit_status(server, tmp_path):
                        "--max-length", "8", "--out", str(tmp_path / "t.npz")], sock.parent, sock)
     assert missing.returncode == 2 and "none.txt" in missing.stderr
     unknown = sentaug(["no-such-command"], sock.parent, sock)
-    assert unknown.returncode == 2 and "invalid choice" in unknown.stderr
+    assert unknown.returncode == 2 and "unknown command 'no-such-command'" in unknown.stderr
 
 
 def test_a_job_with_another_environment_runs_in_its_own_process(server):

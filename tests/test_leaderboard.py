@@ -277,17 +277,20 @@ def test_progress_view_shows_complete_cells_and_counts_the_pending_ones(cfg, tmp
     # SDA's transfer has seeds 1 and 2 written, the untrained backbone's none
     _write_results(wf.leaderboard_points("bert-base-uncased"), {**TRANSFER, "sda_pi": [81.0, 82.0], None: []})
     md = board_progress(wf, "leaderboard-bert-base-uncased")
-    # 3 rows x (2 columns + training time) = 9 cells; pending: SDA's transfer and the untrained transfer
-    assert "In progress: 7 of 9 cells complete." in md
+    # 3 rows x 2 columns + the 2 trained rows' training times = 8 cells (the untrained row waits for no training
+    # time); pending: SDA's transfer and the untrained transfer
+    assert "In progress: 6 of 8 cells complete." in md
     # a complete cell and its Δ are the full board's (hand computation in the test above)
     assert "| SDA | 74.17 ± 8.08<br>Δ +1.17 ± 1.90 (paper +1.10) | pending 2/3 | 11.0 (11.0–11.0) |" in md
     assert "| SimCSE | 73.00 ± 8.96 | 80.00 ± 0.00 | 12.0 (10.0–20.0) |" in md
     assert "| No training (CLS) | 80.00<br>Δ +7.00 ± 8.96 | pending 0/1 | -- |" in md
-    # the other board is a different backbone's: none of its runs exist
-    assert "In progress: 1 of 9 cells complete." in board_progress(wf, "leaderboard")
-    with pytest.raises(sc.ConfigError, match="unknown board 'leaderboard-bert'.*leaderboard, "
-                                             "leaderboard-bert-base-uncased"):
+    # the other board is a different backbone's: none of its result files exist, none of its cells is complete
+    assert "In progress: 0 of 8 cells complete." in board_progress(wf, "leaderboard")
+    with pytest.raises(sc.ConfigError) as unknown:
         board_progress(wf, "leaderboard-bert")
+    # difflib's ratio 2M/T: 'leaderboard' 2 * 11 / 27 = 0.81, 'leaderboard-bert-base-uncased' 2 * 16 / 45 = 0.71
+    assert str(unknown.value) == ("unknown board 'leaderboard-bert' (did you mean 'leaderboard'?); "
+                                  "valid: leaderboard, leaderboard-bert-base-uncased")
     # the command line reads the config file and prints the same view
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
     main(["report", "leaderboard-progress", "--board", "leaderboard-bert-base-uncased", "--scale", "demo",

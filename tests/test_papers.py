@@ -414,12 +414,13 @@ def test_dry_run_resolves_the_new_tables(tmp_path):
                                            for s in (1, 2)]
     assert inputs["clear/table2"]["5"] == [f"{ev}/tiny-roberta/clear_del_span_reorder/seed{s}/sts.json"
                                            for s in (1, 2)]
-    assert re.search(r"evaluate_run_pooler\s+4\b", run.stdout)
-    # CARDS Table 4's lower-cased evaluation and Table 6's R-drop settings have their own rules; SDA Table 5
+    # two runs x two seeds under another pooler: the pooler named by the result's file
+    assert len(re.findall(r"evaluate sts .*?--pooler avg .*?--out \S+/seed\d/sts\.avg\.json", run.stdout)) == 4
+    # CARDS Table 4's lower-cased evaluation and Table 6's R-drop settings are results of their own; SDA Table 5
     # is skipped at demo scale (no Chinese pipeline or corpus): no inputs, nothing trained for it
     assert inputs["cards/table4"]["2"] == [f"{ev}/tiny-roberta/simcse/seed{s}/sts_lowercase.json" for s in (1, 2)]
-    assert re.search(r"evaluate_run_lowercase\s+4\b", run.stdout)
-    assert re.search(r"evaluate_glue_pretrained_options\s+2\b", run.stdout)
+    assert len(re.findall(r"evaluate sts .*? --lowercase --out \S+/sts_lowercase\.json", run.stdout)) == 4
+    assert len(re.findall(r"evaluate glue .*? --rdrop 1\.0 .*?--out \S+/glue~rdrop=1\.0\S*\.json", run.stdout)) == 2
     assert "--rdrop 1.0 --switch-case 0.1" in run.stdout and "--train-on-dev" not in run.stdout
     assert inputs["sda/table5"] == {} and "sda_pi_zh" not in run.stdout and "evaluate cnsd" not in run.stdout
     # AugCSE Table 1: CoLA, ANLI and transfer of each seed side by side; its variants are runs of their own

@@ -1,5 +1,10 @@
-"""The workflow on a real SLURM cluster: one node with slurmdbd and two dummy GPUs (scripts/slurm_local.sh up;
-CI brings it up, and these tests are skipped where no cluster answers).
+"""The workflow on SLURM: what each job asks for in a paper-scale dry run of the profile (no cluster needed),
+then a real cluster: one node with slurmdbd and two dummy GPUs (scripts/slurm_local.sh up; CI brings it up, and
+the tests marked `slurm` are skipped where no cluster answers).
+
+* Paper scale, `snakemake all -n --profile profiles/slurm`: every job of a rule on a GPU (training, indexes,
+  evaluations with GLUE's fine-tuning, the analyses' embeddings) asks for a GPU on the GPU partition for the
+  bill's projection of it with the margin; every other job for the CPU partition, no GPU, the default hour.
 
 * SDA Table 4 through `--profile profiles/slurm`, built once for the tests below, with two training runs
   per GPU (`runs_per_gpu: 2`): every job is an sbatch job (counted in sacct, with the account the profile
@@ -27,9 +32,42 @@ from sentaug.report.provenance import STAMP_COLUMNS
 from tests.workflow_runs import (LONG_RUN, ROOT, checkpoint_steps, demo_override, demo_table_targets,
                                  differing_tensors, job_counts, long_override, snakemake, snakemake_env)
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+pytestmark = pytest.mark.slow
 
 PROFILE = ROOT / "profiles/slurm/config.yaml"
+
+
+def test_every_job_kind_asks_for_its_node_and_its_projected_time_at_paper_scale(tmp_path):
+    """The paper-scale dry run of the profile, each job's resources as Snakemake hands them to the SLURM plugin,
+    against the bill of the same DAG: a GPU rule's job (sentaug.workflow.jobs) on config.yaml's GPU partition
+    with one GPU (an evaluation's as `gres`, which a group of them takes once) for its projection with the margin
+    (sentaug.workflow.cost.train_runtime_minutes), every other job on the profile's CPU partition without one."""
+    from sentaug.workflow.bill import compute_bill
+    from sentaug.workflow.cost import RUNTIME_FLOOR_MIN, train_runtime_minutes
+    from sentaug.workflow.jobs import RULES
+    from sentaug.workflow.planned import planned_jobs
+
+    results = str(tmp_path / "results")          # nothing built: every job planned
+    jobs = planned_jobs(["all", "--profile", "profiles/slurm", "--config", "scale=paper", f"results={results}"],
+                        ROOT, forceall=True)
+    bill = compute_bill(["all"], scale="paper", config={"results": results})
+    profile = yaml.safe_load(PROFILE.read_text())
+    assert {job.key for job in jobs} == set(bill.jobs)
+    kinds = {}
+    for job in jobs:
+        res = job.resources
+        asks = (res["slurm_partition"], res.get("gpu"), res.get("gres"))
+        if RULES[job.rule].gpu:
+            projected = train_runtime_minutes(bill.jobs[job.key].projection)
+            assert (res["runtime"], asks) == (projected, ("gpu", 1, None) if job.rule in ("train", "index")
+                                              else ("gpu", None, "gpu:1")), job.key
+        else:
+            assert (res["runtime"], asks) == (profile["default-resources"]["runtime"], ("cpu", None, None)), job.key
+        kinds.setdefault(job.rule, []).append(res["runtime"])
+    # every kind is there, and GLUE's fine-tuning asks for its projection, not the floor (sts's, at 15 min)
+    assert {rule for rule, kind in RULES.items() if kind.gpu} <= set(kinds)
+    glue = [job for job in jobs if job.rule == "evaluate_run" and job.wildcards["evaluation"] == "glue"]
+    assert glue and min(job.resources["runtime"] for job in glue) > RUNTIME_FLOOR_MIN
 
 
 def node_cpus() -> int:
@@ -92,22 +130,30 @@ def sbatch_table4(tmp_path_factory):
     return results, planned, jobs, details, run.stdout + run.stderr
 
 
+@pytest.mark.slurm
 def test_table4_through_sbatch_equals_the_local_build(demo_tables, sbatch_table4):
     local_results = demo_tables[0]
     results, planned, jobs, details, output = sbatch_table4
-    groups = yaml.safe_load(PROFILE.read_text())
-    grouped = sum(n for rule, n in planned.items() if rule in groups["groups"])
-    expected_jobs = (sum(planned.values()) - grouped - planned["train"]
-                     + math.ceil(grouped / groups["group-components"]["evaluate"])
+    profile = yaml.safe_load(PROFILE.read_text())
+    grouped = {}            # the profile's groups: their jobs go to SLURM group-components at a time
+    for rule, n in planned.items():
+        if rule in profile["groups"]:
+            grouped[profile["groups"][rule]] = grouped.get(profile["groups"][rule], 0) + n
+    expected_jobs = (sum(planned.values()) - sum(grouped.values()) - planned["train"]
+                     + sum(math.ceil(n / profile["group-components"][group]) for group, n in grouped.items())
                      + math.ceil(planned["train"] / RUNS_PER_GPU))
     assert len(jobs) == expected_jobs == len(re.findall(r"submitted with SLURM jobid", output))
     assert {j["State"] for j in jobs} == {"COMPLETED"} and {j["Account"] for j in jobs} == {"ci"}
     train = [j for j in jobs if details[j["JobID"]]["Comment"].startswith("rule_train")]
     assert len(train) == planned["train"] / RUNS_PER_GPU
-    for j in train:        # one GPU for each pair of runs: a string GRES, not a number that the group adds up
-        assert details[j["JobID"]]["TresPerNode"] == "gres:gpu:1" and j["Partition"] == "gpu"
+    # training asks for a GPU here (the override), so the evaluations, in groups, ask for one too
+    evaluations = [j for j in jobs if details[j["JobID"]]["Comment"].startswith("rule_evaluate_")]
+    assert len(evaluations) == math.ceil(grouped["evaluate"] / profile["group-components"]["evaluate"])
+    for j in train + evaluations:     # one GPU for each pair of runs, each group of evaluations: a string GRES,
+        assert details[j["JobID"]]["TresPerNode"] == "gres:gpu:1" and j["Partition"] == "gpu"   # not added up
         assert "gres/gpu=1" in j["AllocTRES"]        # scheduled with the GPU
-    assert all("gres/gpu" not in j["AllocTRES"] and j["Partition"] == "cpu" for j in jobs if j not in train)
+    assert all("gres/gpu" not in j["AllocTRES"] and j["Partition"] == "cpu" for j in jobs
+               if j not in train + evaluations)
 
     ours = pd.read_csv(results / "tables/sda/table4.csv")
     local = pd.read_csv(local_results / "tables/sda/table4.csv")
@@ -121,11 +167,13 @@ def test_table4_through_sbatch_equals_the_local_build(demo_tables, sbatch_table4
         assert mine == theirs, path
 
 
+@pytest.mark.slurm
 def test_the_runs_of_a_pair_train_at_once_in_their_slurm_job(sbatch_table4):
     """Each training run's log says which SLURM job it ran in and when it started (sentaug.train.gpu_share);
     it ended when it wrote its summary. The RUNS_PER_GPU runs of each SLURM job overlap in time."""
     results, planned, jobs, details, _ = sbatch_table4
-    gpu_jobs = {j["JobID"] for j in jobs if "gres/gpu=1" in j["AllocTRES"]}
+    gpu_jobs = {j["JobID"] for j in jobs if "gres/gpu=1" in j["AllocTRES"]        # those of training
+                and details[j["JobID"]]["Comment"].startswith("rule_train")}
     by_job = {}
     for log in (results / "logs/train").rglob("*.log"):
         job, start = re.search(r"\[gpu-share\] up to 2 runs share GPU \S+ of SLURM job (\d+); started at (\S+)",
@@ -139,6 +187,7 @@ def test_the_runs_of_a_pair_train_at_once_in_their_slurm_job(sbatch_table4):
         assert max(start for start, _ in spans) < min(end for _, end in spans), (job, spans)
 
 
+@pytest.mark.slurm
 def test_two_gpus_train_under_torchrun_like_one_process_without_an_account(tmp_path):
     results = tmp_path / "results"
     override = demo_override(tmp_path / "override.yaml", results, train_resources={"gpu": 2, "threads": 2})
@@ -182,6 +231,7 @@ def _running_train_job(comment_prefix="rule_train_") -> str | None:
     return ids[0] if ids else None
 
 
+@pytest.mark.slurm
 def test_requeued_training_job_resumes_bit_identical(long_reference, tmp_path):
     _, reference = long_reference
     results = tmp_path / "results"

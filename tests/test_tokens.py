@@ -219,3 +219,43 @@ def test_token_level_cache_entries_are_mapped_as_the_trainer_maps_them(tokenizer
     # by hand: the first entry is exactly the text's own encoding
     assert BatchTokenizer(tokenizer, max_length, [table]).encode(texts[:1])["input_ids"][0].tolist() == \
         tokenizer("the river flows north .", truncation=True, max_length=max_length)["input_ids"]
+
+
+@pytest.mark.parametrize("max_length", [32, 8])
+def test_texts_drawn_per_step_are_assembled_from_their_words_as_the_tokenizer_encodes_them(tokenizer, max_length):
+    """CARDS's switch-case positives are not in any token file: they are assembled from their words' ids
+    (WordPieces), which must give the tokenizer's own ids, truncation included; texts of other forms (double
+    spaces, tabs, leading spaces) are tokenized whole."""
+    import random
+
+    from sentaug.augment.cards import switch_case
+
+    corpus = [t for t in TEXTS if t.strip()] + ["The Quick brown Fox jumps over the lazy Dog , again !"] * 2
+    table = TokenTable.build(tokenizer, corpus, max_length)
+    batcher = BatchTokenizer(tokenizer, max_length, [table])
+    assert batcher.pieces is not None                      # the sample agreed: words are assembled
+    drawn = [switch_case(t, random.Random(i), p=0.5) for i, t in enumerate(corpus)]
+    drawn += ["a  doublespaced", "tab\there", " leadingspace", "UPPER CASE WORDS Only"]
+    assert_same(batcher.encode(drawn), reference(tokenizer, drawn, max_length))
+    assert batcher.encode(drawn, width=40)["input_ids"].shape == (len(drawn), 40)
+    seen = {*batcher.pieces.first, *batcher.pieces.later}
+    assert {"doublespaced", "tab\there", "leadingspace"}.isdisjoint(seen)      # never assembled: tokenized whole
+    assert {"Quick", "quick"} & set(batcher.pieces.later)                         # assembled from its words
+
+
+def test_word_assembly_is_off_for_a_tokenizer_whose_pre_tokens_span_spaces(tmp_path):
+    """A tokenizer that groups two words into one pre-token (not a real one's behaviour) fails the check on the
+    table's sample: every text it does not hold is then tokenized whole, still equal to the tokenizer."""
+    from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"[UNK]": 0, "[PAD]": 1, "a b": 2, "c d": 3, "a": 4, "b": 5, "c": 6, "d": 7}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Split(Regex(r"\S+ \S+|\S+"), behavior="isolated")
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="[UNK]", pad_token="[PAD]")
+    table = TokenTable.build(tok, ["a b", "c d", "a b c d"], 8)
+    batcher = BatchTokenizer(tok, 8, [table])
+    assert batcher.pieces is None
+    texts = ["c d a b", "a b"]
+    assert_same(batcher.encode(texts), reference(tok, texts, 8))
+    assert batcher.encode(texts)["input_ids"][0].tolist() == [3, 0, 2]     # "c d", the space ([UNK]), "a b"

@@ -13,7 +13,8 @@ from sentaug import config as sc
 from sentaug.models.encoder import SentenceEncoder
 from sentaug.train import trainer as trainer_module
 from sentaug.train.checkpoint import BestModel, DivergenceGuard
-from sentaug.train.inputs import FixedShape, StepInputs, StepPreparer, batch_order, mlm_capacity, prepared_steps
+from sentaug.train.inputs import (EpochOrder, FixedShape, StepInputs, StepPreparer, batch_order, mlm_capacity,
+                                  prepared_steps)
 from sentaug.train.method import Method
 from sentaug.train.sources import training_data
 from sentaug.train.step import LossTally
@@ -221,3 +222,20 @@ def test_a_cpu_run_says_which_path_ran(setup):
     assert summary["step_path"] == {"path": "eager", "graph_steps": 0, "eager_steps": 2,
                                     "why": "CUDA graphs need a GPU (device cpu)"}
     assert summary["token_lookups"] == {"from_files": 0, "tokenized": 2 * 2 * 8}
+
+
+def test_the_epoch_order_is_drawn_once_per_epoch_with_the_indices_of_a_draw_per_step(monkeypatch):
+    n, batch, seed = 23, 5, 7        # 5 batches an epoch, the last of 3 examples
+    per_step = []
+    for step in range(12):           # the order as it was drawn before: a permutation for every step
+        epoch, k = divmod(step, math.ceil(n / batch))
+        perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed * 1_000_003 + epoch))
+        per_step.append(perm[k * batch:(k + 1) * batch].tolist())
+    draws = []
+    real = torch.randperm
+    monkeypatch.setattr(torch, "randperm", lambda *a, **k: draws.append(a) or real(*a, **k))
+    order = EpochOrder(n, batch, seed)
+    assert [order(step) for step in range(12)] == per_step
+    assert len(draws) == 3                                       # epochs 0, 1 and 2: one draw each
+    assert sorted(i for step in range(5) for i in order(step)) == list(range(n))    # an epoch sees each once
+    assert batch_order(n, batch, seed, 7) == per_step[7]

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 import sentaug.config as sc
-from sentaug.workflow import SUITES, Workflow, data_folders
+from sentaug.evaluate.suites import SUITES
+from sentaug.workflow import Workflow, data_folders
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,3 +60,19 @@ def test_train_spec_is_memoised_and_returned_as_a_copy(cfg):
     a["positive"]["p"] = 0.9                      # a caller's edit must not leak into the next answer
     assert wf.run_spec("shared", "tiny-roberta", "cards~positive.p=0.2", 1)["positive"]["p"] == 0.2
     assert len(wf._specs) == 1
+
+
+def test_the_command_line_fetches_the_sources_of_each_suites_folders():
+    """`sentaug evaluate SUITE` without --data fetches the sources that install the folders sentaug.evaluate.suites
+    names (STS-B and SICK come in SentEval's archive, GLUE's tasks one source each)."""
+    from sentaug.data.download import load_sources, source_names
+    from sentaug.evaluate.cli import _source_of
+
+    sources = load_sources()["official"]
+    assert (_source_of("sts", sources), _source_of("sick", sources), _source_of("transfer", sources)) == \
+        ("senteval", "senteval", "transfer")
+    for suite, folders in SUITES.items():
+        for folder in folders:
+            installed = {out for name in source_names(_source_of(folder, sources), "official")
+                         for out in sources[name]["outputs"]}
+            assert folder in installed or suite == "glue" and installed >= {"glue/CoLA", "glue/MNLI"}, (suite, folder)

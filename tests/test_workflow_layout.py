@@ -219,3 +219,110 @@ def test_local_runs_drop_the_job_rate_limit_and_cluster_runs_keep_it():
     assert drop_local_job_rate_limit(local) and local.scheduler.job_rate_limiter is None
     assert not drop_local_job_rate_limit(local)                       # already gone
     assert not drop_local_job_rate_limit(cluster) and cluster.scheduler.job_rate_limiter is limiter
+
+
+def test_each_path_is_filled_in_or_left_as_wildcards_from_its_one_pattern(cfg, tmp_path):
+    """Paths.path fills a pattern in, Paths.pattern leaves what it is not given as Snakemake wildcards (a rule's
+    output), Paths.folder is the folder above, Paths.found lists what exists; the results as documented."""
+    paper = at_scale(cfg, "paper")
+    assert paper.pattern("run") == "R/runs/paper/{paper}/{backbone}/{method}/seed{seed}"
+    assert paper.pattern("run_augmentation_analysis", corpus="wiki1m") == \
+        "R/analysis/augmentations/wiki1m/{set}/paper/{paper}/{backbone}/{method}/seed{seed}.json"
+    assert paper.pattern("data_folder", folder="sts") == "R/data/{origin}/sts"
+    assert (paper.folder("backbone"), paper.data_root(), paper.data_root("demo")) == \
+        ("R/backbones", "R/data/official", "R/data/demo")
+    # a run's inputs: CARDS's retrieval index (its k and its eval pooler), CLEAR's token files with [DEL] added
+    cards = paper.run_spec("cards", "roberta-base", "cards", 42)
+    assert paper.index_file(cards, "roberta-base") == "R/index/wiki1m/roberta-base/cls_before_pooler/k64.npz"
+    clear = paper.run_spec("clear", "roberta-base", "clear_del_word", 42)
+    assert paper.run_tokens(clear, "roberta-base") == [
+        "R/tokens/wiki1m/roberta-base/len32-added-del/corpus.npz",
+        "R/tokens/wiki1m/roberta-base/len32-added-del/clear_del_word/seed42.npz",
+        "R/tokens/wiki1m/roberta-base/len32-added-del/clear_del_word/seed142.npz"]
+    with pytest.raises(ValueError, match=r"path 'cache' \(.*\) needs the field 'seed'"):
+        paper.path("cache", corpus="wiki1m", augmentation="sda_pi")
+    # what exists, at every scale unless one is given; an unfinished run's folder (seed1.partial) matches too
+    wf = Workflow({**cfg, "scale": "demo"}, results=str(tmp_path))
+    for run in ("demo/shared/tiny-bert/simcse/seed1", "paper/sda/bert-base-uncased/simcse/seed42",
+                "demo/shared/tiny-bert/simcse/seed2.partial"):
+        (tmp_path / "runs" / run).mkdir(parents=True)
+    assert wf.found("run", method="simcse", seed=42) == [
+        {"scale": "paper", "paper": "sda", "backbone": "bert-base-uncased"}]
+    assert [r["seed"] for r in wf.found("run", scale="demo")] == ["1", "2.partial"]
+
+
+def test_no_rule_writes_a_path_of_its_own():
+    """The rules take every output and input path from sentaug.workflow (their logs aside)."""
+    import re
+
+    for smk in sorted((ROOT / "rules").glob("*.smk")):
+        assert not re.findall(r'f"\{R\}/(?!logs/)', smk.read_text()), smk.name
+
+
+@pytest.mark.parametrize("model, name, evaluation", [
+    ("run", "sts", ("sts", None, "", False)),
+    ("run", "sts.avg", ("sts", "avg", "", False)),                 # CLEAR Table 2's -mean rows
+    ("run", "sts_lowercase", ("sts", None, "", True)),             # CARDS Table 4
+    ("run", "transfer", ("transfer", None, "", False)),
+    ("pretrained", "avg_first_last", ("sts", "avg_first_last", "", False)),
+    ("pretrained", "clustering/avg", ("clustering", "avg", "", False)),
+    ("pretrained", "glue~rdrop=1.0~switch_case=0.1/cls_before_pooler",
+     ("glue", "cls_before_pooler", "rdrop=1.0~switch_case=0.1", False)),   # CARDS Table 6
+])
+def test_an_evaluation_is_named_by_its_result_file(model, name, evaluation):
+    import re
+
+    from sentaug.workflow import evaluations as ev
+
+    parse, wildcard = {"run": (ev.run_evaluation, ev.RUN_EVALUATION),
+                       "pretrained": (ev.pretrained_evaluation, ev.PRETRAINED_EVALUATION)}[model]
+    assert parse(name) == ev.Evaluation(*evaluation)
+    assert re.fullmatch(wildcard, name)
+
+
+def test_evaluation_names_outside_the_suites_are_refused():
+    import re
+
+    from sentaug.workflow import evaluations as ev
+
+    for name in ("colour", "sts/avg", "sts.avg.json"):
+        assert not re.fullmatch(ev.RUN_EVALUATION, name), name
+    assert not re.fullmatch(ev.PRETRAINED_EVALUATION, "colour/avg")
+    with pytest.raises(ValueError, match="unknown suite 'colour' \\(known: sts, transfer, "):
+        ev.pretrained_evaluation("colour/avg")
+
+
+def test_an_evaluations_flags_at_a_scale(cfg):
+    from sentaug.workflow.evaluations import pretrained_evaluation, run_evaluation
+
+    small = at_scale(cfg, "small")
+    assert small.evaluation_args(run_evaluation("sts_lowercase")) == "--lowercase"
+    assert small.evaluation_args(run_evaluation("sts.avg")) == ""
+    assert small.evaluation_args(pretrained_evaluation("glue~rdrop=1.0/cls")) == \
+        "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 100 --rdrop 1.0"
+    assert at_scale(cfg, "paper").glue_max_steps() is None and at_scale(cfg, "demo").glue_max_steps() == 20
+
+
+def test_every_rule_is_declared_on_a_gpu_or_on_cpus(tmp_path):
+    """sentaug.workflow.jobs.RULES names every rule of the workflow and nothing else (with a configuration that
+    declares a comparison, which brings rule `compare`), and an undeclared rule is refused by name."""
+    import os
+    import subprocess
+    import sys
+
+    from sentaug.workflow.jobs import RULES, rule_kind
+
+    example = ROOT / "examples" / "negation"
+    (tmp_path / "modules.yaml").write_text("augment: {modules: [sentaug_negation.negation]}\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(example), os.environ.get("PYTHONPATH")]))}
+    listed = subprocess.run([sys.executable, "-m", "snakemake", "--list-rules", "--configfile", "config.yaml",
+                             str(example / "negation.yaml"), str(tmp_path / "modules.yaml")],
+                            cwd=ROOT, capture_output=True, text=True, env=env)
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    # one rule a line, its docstring after it (continued on indented lines)
+    assert {line.split()[0] for line in listed.stdout.splitlines() if line[:1].strip()} == set(RULES)
+    assert {rule for rule, kind in RULES.items() if kind.gpu} == {
+        "train", "index", "evaluate_run", "evaluate_pretrained", "augmentation_analysis_run",
+        "augmentation_analysis_pretrained", "projection_run", "projection_pretrained"}
+    with pytest.raises(ValueError, match="rule 'finetune' is not declared in sentaug.workflow.jobs.RULES"):
+        rule_kind("finetune")

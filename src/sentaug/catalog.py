@@ -10,7 +10,6 @@ per scale.
 from __future__ import annotations
 
 import datetime
-import re
 from pathlib import Path
 
 KINDS = ("tables", "figures", "methods", "augmentations")
@@ -40,21 +39,22 @@ def output_state(target: Path) -> str:
 
 def table_rows(wf) -> list[dict]:
     """Every paper table, the leaderboards and the configuration's comparisons."""
-    rows = [{"name": f"{p}/{t}", "what": spec.get("caption", ""), "path": f"{wf.R}/tables/{p}/{t}.tex"}
+    rows = [{"name": f"{p}/{t}", "what": spec.get("caption", ""),
+             "path": wf.path("table", paper=p, table=t, ext="tex")}
             for p, paper in wf.papers.items() for t, spec in paper.get("tables", {}).items()]
-    rows += [{"name": board, "what": f"leaderboard on {backbone}", "path": f"{wf.R}/tables/{board}.tex"}
-             for board, backbone in wf.leaderboards.items()]
+    rows += [{"name": board, "what": f"leaderboard on {backbone}",
+              "path": wf.path("board_table", board=board, ext="tex")} for board, backbone in wf.leaderboards.items()]
     rows += [{"name": f"compare/{name}", "what": "your comparison (config key comparisons)",
-              "path": f"{wf.R}/tables/compare/{name}.tex"} for name in wf.comparisons]
+              "path": wf.path("comparison", name=name, ext="tex")} for name in wf.comparisons]
     return [{**r, "built": output_state(Path(r["path"]))} for r in rows]
 
 
 def figure_rows(wf) -> list[dict]:
     rows = [{"name": f"{p}/{f}", "what": spec.get("caption", ""),
-             "path": f"{wf.R}/figures/{p}/{f}.pdf"} for p, paper in wf.papers.items()
+             "path": wf.path("figure", paper=p, figure=f, ext="pdf")} for p, paper in wf.papers.items()
             for f, spec in paper.get("figures", {}).items()]
-    rows += [{"name": board, "what": f"leaderboard on {backbone}", "path": f"{wf.R}/figures/{board}.pdf"}
-             for board, backbone in wf.leaderboards.items()]
+    rows += [{"name": board, "what": f"leaderboard on {backbone}",
+              "path": wf.path("board_figure", board=board, ext="pdf")} for board, backbone in wf.leaderboards.items()]
     return [{**r, "built": output_state(Path(r["path"]))} for r in rows]
 
 
@@ -66,12 +66,12 @@ def method_rows(wf) -> list[dict]:
     """Every declared method: what it trains with, where its runs go, and the scales it has runs at (a run is
     built when its folder holds train_summary.json; variants `<method>~key=value` count with their method)."""
     runs: dict[str, dict[str, int]] = {}
-    for summary in Path(wf.R).glob("runs/*/*/*/*/seed*/train_summary.json"):
-        if not re.fullmatch(r"seed\d+", summary.parts[-2]):     # <run>.partial: an unfinished run
-            continue
-        scale, method = summary.parts[-6], summary.parts[-3].split("~")[0]
-        runs.setdefault(method, {}).setdefault(scale, 0)
-        runs[method][scale] += 1
+    for run in wf.found("run"):
+        if not run["seed"].isdigit() or not Path(wf.path("run", **run), "train_summary.json").is_file():
+            continue        # <run>.partial: an unfinished run
+        method = run["method"].split("~")[0]
+        runs.setdefault(method, {}).setdefault(run["scale"], 0)
+        runs[method][run["scale"]] += 1
     rows = []
     for name, method in wf.config["methods"].items():
         positive = method.get("positive", {})
@@ -79,9 +79,10 @@ def method_rows(wf) -> list[dict]:
         negatives = method.get("negatives", "in_batch")
         if isinstance(negatives, dict):
             what += f"; negatives: {negatives.get('source')}"
-        what += "".join(f"; +{o if isinstance(o, str) else next(iter(o))}" for o in method.get("objectives") or [])
+        what += "".join(f"; +{o['name']}" for o in method.get("objectives") or [])   # {name: ..., weight: ...}
         rows.append({"name": name, "what": what,
-                     "path": f"{wf.R}/runs/<scale>/<paper>/<backbone>/{name}/seed<S>",
+                     "path": wf.path("run", scale="<scale>", paper="<paper>", backbone="<backbone>", method=name,
+                                     seed="<S>"),
                      "built": _scales_of(runs.get(name, {}))})
     return rows
 
@@ -101,11 +102,11 @@ def augmentation_rows(wf) -> list[dict]:
     rows, used = [], set()
     for name, declared in wf.config["augmentations"].items():
         used.add(declared["op"])
-        caches = sorted(Path(wf.R).glob(f"augment/*/{name}/seed*.parquet"))
-        built = sorted({f"{'/'.join(corpora.get(c.parts[-3], ['?']))} ({c.parts[-3]})" for c in caches})
+        built = sorted({f"{'/'.join(corpora.get(c['corpus'], ['?']))} ({c['corpus']})"
+                        for c in wf.found("cache", augmentation=name)})
         params = ", ".join(f"{k}={v}" for k, v in declared.items() if k != "op")
         rows.append({"name": name, "what": declared["op"] + (f" ({params})" if params else ""),
-                     "path": f"{wf.R}/augment/<corpus>/{name}/seed<S>.parquet",
+                     "path": wf.path("cache", corpus="<corpus>", augmentation=name, seed="<S>"),
                      "built": ", ".join(built) or NOT_BUILT})
     for op in registry.names():
         if op not in used:
@@ -145,7 +146,7 @@ def cmd_list(a):
 def add_list_command(sub) -> None:
     ls = sub.add_parser("list", help="what the workflow can build (tables, figures, methods, augmentations): "
                                      "each target's path, and the scale it is built at")
-    ls.add_argument("what", choices=KINDS)
+    ls.add_argument("what", choices=KINDS, metavar="KIND", help=", ".join(KINDS))
     ls.add_argument("--config", default="config.yaml", help="the workflow's configuration (default: config.yaml)")
     ls.add_argument("--results", default="results", help="the results folder (default: results)")
     ls.set_defaults(func=cmd_list)

@@ -17,8 +17,9 @@ import sys
 from . import __version__
 from .augment.registry import PluginError
 from .catalog import add_list_command
-from .cli_args import Parser, hidden_alias, load_spec, model_arg, pooler_arg, spec_arg
-from .docgen import add_docs_command
+from .choices import Answer, UnknownName
+from .cli_args import Parser, group_commands, hidden_alias, load_spec, model_arg, pooler_arg, spec_arg
+from .docgen import add_docs_commands
 from .evaluate.cli import add_evaluate_commands
 from .report.cli import add_report_commands
 from .workflow.bill import add_cost_command
@@ -29,6 +30,10 @@ LOG_PROGRESS_INTERVAL_S = 30
 DESCRIPTION = ("Reproduce and compare contrastive sentence embeddings trained with data augmentation (VaSCL, "
                "CARDS, CLEAR, AugCSE, SDA). The Snakemake workflow runs these commands; `sentaug list tables` "
                "shows what it can build.")
+# The commands a person types, first in `sentaug --help`; the others are what the workflow's rules run (each one
+# stage of the workflow, every argument given), under a heading of their own.
+FOR_PEOPLE = ("list", "evaluate", "cost", "download", "docs")
+FOR_MAINTAINERS = ("generate-docs",)
 
 
 def _kv(pairs: list[str] | None) -> dict:
@@ -77,6 +82,8 @@ def cmd_augment(a):
     if a.list:
         print(registry.describe())
         return
+    if a.name is not None and a.name not in registry.names():
+        raise UnknownName("augmentation", a.name, registry.names(), full_list="sentaug augment --list")
     if not (a.name and a.corpus and a.out and a.seed is not None):
         raise SystemExit("sentaug augment NAME --corpus FILE --seed S --out FILE.parquet [--param k=v ...]")
     from .augment.cache import build_cache
@@ -119,6 +126,18 @@ def cmd_describe_model_size(a):
     from .report.describe import describe_model_size_cli
 
     describe_model_size_cli(load_spec(a.spec), a.model, a.out)
+
+
+def cmd_report_leaderboard_progress(a):
+    """`sentaug report leaderboard-progress`: here, as it asks the workflow for the board's result files and the
+    report imports nothing of the workflow."""
+    from . import config as sc
+    from .report.leaderboard import board_progress
+    from .workflow import Workflow
+
+    config = {**sc.load_yaml(a.config), "scale": a.scale}
+    sc.validate(config)    # as the Snakefile does: a bad key or scale is named, not a KeyError deep in a path
+    print(board_progress(Workflow(config, results=a.results), a.board), end="")
 
 
 def cmd_index(a):
@@ -168,7 +187,8 @@ def cmd_conformance(a):
 
 def build_parser() -> Parser:
     p = Parser(prog="sentaug", description=DESCRIPTION,
-               epilog="`sentaug COMMAND -h` describes a command; docs/cli.md lists them all.")
+               epilog="`sentaug COMMAND -h` describes a command; `sentaug docs cli` lists them all; `sentaug report "
+                      "leaderboard-progress --board B --scale S` shows a leaderboard while its runs go.")
     p.add_argument("--version", action="version", version=f"sentaug {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -289,7 +309,7 @@ def build_parser() -> Parser:
     dm.add_argument("--out", required=True, help="JSON")
     dm.set_defaults(func=cmd_describe_model_size)
 
-    add_report_commands(sub)
+    add_report_commands(sub, leaderboard_progress=cmd_report_leaderboard_progress)
 
     ac = sub.add_parser("augment-cosine", help="cosine original/augmented and token length change of one cache "
                                                "under a backbone (mean pooling)")
@@ -338,7 +358,10 @@ def build_parser() -> Parser:
     co.add_argument("--spacy-model", default="en_core_web_sm", help="spaCy pipeline (default: en_core_web_sm)")
     co.set_defaults(func=cmd_conformance)
 
-    add_docs_command(sub)
+    add_docs_commands(sub)
+    rules = [name for name in sub.choices if name not in (*FOR_PEOPLE, *FOR_MAINTAINERS)]
+    group_commands(p, {"commands for people": list(FOR_PEOPLE), "commands the workflow's rules run": rules,
+                       "commands that write docs/ (make docs-cli, make docs-results)": list(FOR_MAINTAINERS)})
     return p
 
 
@@ -361,10 +384,10 @@ def main(argv: list[str] | None = None) -> int:
     space_progress_in_logs()
     try:
         args.func(args)
-    except (FileNotFoundError, ValueError, PluginError) as e:
+    except (FileNotFoundError, ValueError, PluginError, Answer) as e:
         # Bad input (a plugin that fails to import too) is reported in one line that names the file, key or
-        # module; tracebacks are for bugs.
-        print(f"sentaug {args.command}: error: {e}", file=sys.stderr)
+        # module; tracebacks are for bugs. (An Answer comes from the Snakefile: `sentaug cost` resolves its DAG.)
+        print(f"sentaug {args.command}: error: {e.message if isinstance(e, Answer) else e}", file=sys.stderr)
         return 2
     except BrokenPipeError:      # the reader stopped reading (`sentaug list tables | head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

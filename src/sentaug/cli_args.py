@@ -10,6 +10,7 @@ from pathlib import Path
 
 POOLERS = ("cls", "cls_before_pooler", "avg", "avg_top2", "avg_first_last", "avg_emb_last")
 DEFAULT_POOLER = "cls_before_pooler"      # what unsupervised SimCSE evaluates
+PRECISIONS = ("auto", "fp32", "bf16")      # an embedding's arithmetic (sentaug.models.encoder.embedding_dtype)
 
 
 def hidden_alias(action: argparse.Action, *spellings: str) -> argparse.Action:
@@ -66,6 +67,35 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.register("action", "parsers", _Commands)
 
+    def error(self, message):
+        """A mistake on the command line in two lines: what was wrong (with the valid choices, closest first),
+        and where the command's arguments are described (argparse's usage block, several lines, is left out)."""
+        self.exit(2, f"{self.prog}: error: {message}\n(`{self.prog} -h` describes its arguments)\n")
+
+    def _check_value(self, action, value):
+        """A value that is not one of an argument's choices (a command, suite, scale...): the closest ones first."""
+        if action.choices is not None and value not in action.choices:
+            from .choices import unknown
+
+            what = action.metavar.lower() if isinstance(action.metavar, str) else "choice"
+            raise argparse.ArgumentError(action, unknown(what, value, [str(c) for c in action.choices],
+                                                         full_list=f"{self.prog} --help"))
+
+
+def group_commands(parser: argparse.ArgumentParser, sections: dict[str, list[str]]) -> None:
+    """`parser --help` lists its commands under the headings of `sections` (heading -> command names, in order)
+    instead of in one block; every command is under exactly one heading. `parser.command_sections` keeps them
+    (docs/cli.md is laid out the same way)."""
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    by_name = {a.dest: a for a in commands._choices_actions}
+    listed = [name for names in sections.values() for name in names]
+    if sorted(listed) != sorted(by_name):
+        raise ValueError(f"commands not under exactly one heading: {sorted(set(listed) ^ set(by_name))}")
+    parser._positionals._group_actions.remove(commands)     # usage still shows COMMAND; its list is below
+    for title, names in sections.items():
+        parser.add_argument_group(title)._group_actions.extend(by_name[name] for name in names)
+    parser.command_sections = sections
+
 
 def model_arg(parser, help: str = "model folder (Hugging Face layout): a backbone or a trained run",
               alias: bool = False, metavar: str = "DIR") -> None:
@@ -86,6 +116,12 @@ def pooler_arg(parser, trained: bool = True, sentence_transformers: bool = False
         where += "the pooling and normalisation of the folder's sentence-transformers modules, else "
     parser.add_argument("--pooler", choices=POOLERS, default=None,
                         help=f"sentence vector: {', '.join(POOLERS)} (default: {where}{DEFAULT_POOLER})")
+
+
+def precision_arg(parser) -> None:
+    """--precision of the embeddings: auto (bf16 on a GPU, fp32 on the CPU), fp32 or bf16."""
+    parser.add_argument("--precision", choices=PRECISIONS, default="auto",
+                        help="the embeddings' arithmetic: auto (bf16 on a GPU, fp32 on the CPU), fp32 or bf16")
 
 
 def run_eval_pooler(model: str | Path) -> str | None:

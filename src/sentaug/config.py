@@ -17,12 +17,14 @@ from pathlib import Path
 
 import yaml
 
+from .choices import Mistake, unknown
+
 SCHEMA_PATH = Path(str(resources.files("sentaug") / "resources" / "config.schema.yaml"))
 STS_COLUMNS = ["STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICKRelatedness", "avg"]
 
 
-class ConfigError(ValueError):
-    """A configuration value is missing, unknown or inconsistent; the message names the key."""
+class ConfigError(Mistake):
+    """A configuration value is missing, unknown or inconsistent; the message names the key (a ValueError)."""
 
 
 def load_yaml(path: str | os.PathLike) -> dict:
@@ -39,8 +41,16 @@ def validate(config: dict) -> None:
     if errors:
         e = errors[0]
         where = ".".join(str(p) for p in e.path) or "<top level>"
+        if e.validator == "enum":       # a name (scale, pooler, source...): the closest valid ones first
+            what = e.path[-1] if e.path and isinstance(e.path[-1], str) else "value"
+            raise ConfigError(f"config key '{where}': {unknown(what, e.instance, e.validator_value)}")
         raise ConfigError(f"config key '{where}': {e.message}")
     check_references(config)
+
+
+def scale_names() -> list[str]:
+    """The scales a configuration may select (the schema's `scale`)."""
+    return list(load_yaml(SCHEMA_PATH)["properties"]["scale"]["enum"])
 
 
 def check_references(config: dict) -> None:
@@ -87,8 +97,9 @@ def _check_method_references(config: dict, name: str, m: dict) -> None:
         used.append(("negatives.augmentation", negatives["augmentation"]))
     for key, aug in used:
         if aug not in config["augmentations"]:
-            raise ConfigError(f"config key 'methods.{name}.{key}': unknown augmentation '{aug}'; declared "
-                              f"(config key augmentations): {', '.join(sorted(config['augmentations']))}")
+            raise ConfigError(f"config key 'methods.{name}.{key}': "
+                              + unknown("augmentation", aug, config["augmentations"],
+                                        full_list="sentaug list augmentations"))
 
 
 def augment_modules(config: dict) -> list[str]:
@@ -105,8 +116,8 @@ def check_augmentation_ops(config: dict) -> None:
     known = registry.names()
     for name, declared in config["augmentations"].items():
         if declared["op"] not in known:
-            raise ConfigError(f"config key 'augmentations.{name}.op': unknown augmentation '{declared['op']}'; "
-                              f"registered: {', '.join(known)}")
+            raise ConfigError(f"config key 'augmentations.{name}.op': "
+                              + unknown("augmentation", declared["op"], known, full_list="sentaug augment --list"))
 
 
 def augmentation_set(config: dict, name: str, scale: str | None = None) -> list[str]:
@@ -146,6 +157,9 @@ def augmentation_call(config: dict, name: str, backbones_dir: str | os.PathLike,
     """A declared augmentation as (registry op, parameters, backbone folders it reads): the scale's
     `augmentation_params` of it set over its declaration; each ``backbone:`` parameter becomes the folder of
     its backbone at this scale under `backbones_dir`."""
+    if name not in config["augmentations"]:
+        raise ConfigError(unknown("augmentation", name, config["augmentations"],
+                                  full_list="sentaug list augmentations"))
     at_scale = scale_settings(config, scale).get("augmentation_params") or {}
     params = {**config["augmentations"][name], **at_scale.get(name, {})}
     op, folders = params.pop("op"), []
@@ -243,7 +257,7 @@ def method_config(config: dict, name: str) -> dict:
     """The declaration of method `name` (a declared method or a variant of one), checked against the schema."""
     base, overrides = split_variant(name)
     if base not in config["methods"]:
-        raise ConfigError(f"unknown method '{base}'")
+        raise ConfigError(unknown("method", base, config["methods"], full_list="sentaug list methods"))
     method = copy.deepcopy(config["methods"][base])
     if not overrides:
         return method

@@ -167,25 +167,31 @@ def export_job_environment(src: Path, python: str) -> None:
     os.environ["PATH"] = os.pathsep.join([str(Path(python).parent), os.environ.get("PATH", "")])
 
 
-def moved_target_pattern(results: str) -> str | None:
+# A wildcard pattern that matches no path: rule moved_target's when no output moved.
+NO_PATH = "(?!)"
+
+
+def moved_target_pattern(results: str) -> str:
     """The paths under `results/` that no rule makes when `--config results=` moved every output to `results`
-    (those not under it), as a wildcard pattern of rule moved_target; None when nothing moved."""
+    (those not under it), as the wildcard pattern of rule moved_target; NO_PATH when nothing moved."""
     import re
 
     results = os.path.normpath(results)
     if results == "results":
-        return None
+        return NO_PATH
     inside = results.removeprefix("results" + os.sep) if results.startswith("results" + os.sep) else None
     return f"(?!{re.escape(inside)}/).+" if inside else ".+"
 
 
 def moved_target(results: str, path: str):
     """Rule moved_target's input function: `results/<path>` was asked for, but `--config results=` put every
-    output under `results`. Ends the run with the one-line answer (Snakemake would print a traceback for an
-    exception raised here)."""
+    output under `results`. Ends the run with the one-line answer (sentaug.choices.Answer: Snakemake would
+    wrap any other exception raised here in a traceback)."""
+    from .choices import Answer
+
     results = os.path.normpath(results)
-    sys.exit(f"results/{path}: with --config results={results} every output is under {results}/: ask for "
-             f"{results}/{path}")
+    raise Answer(f"results/{path}: with --config results={results} every output is under {results}/: ask for "
+                 f"{results}/{path}")
 
 
 def code_digest(src: Path, *entries: str, skip: tuple[str, ...] = ()) -> str:

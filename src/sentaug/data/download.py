@@ -31,6 +31,7 @@ from pathlib import Path
 
 import yaml
 
+from ..choices import unknown
 from ..io import atomic_path, sha256_file
 
 
@@ -146,8 +147,8 @@ def download_url(url: str, dest: Path, progress: bool = True) -> None:
         try:
             response = urllib.request.urlopen(url, timeout=60)
         except OSError as e:
-            raise DownloadError(f"{url}: download failed ({e}); set data.mirror or $SENTAUG_MIRROR "
-                                f"to a local copy laid out like ../shared/data") from e
+            raise DownloadError(f"{url}: download failed ({e}); set data.mirror or $SENTAUG_MIRROR to a local "
+                                f"folder holding the file, laid out as the data folder (docs/data.md)") from e
         with response, open(tmp, "wb") as f:
             total = int(response.headers.get("Content-Length") or 0) or None
             bar = tqdm(total=total, unit="B", unit_scale=True, desc=Path(url).name, disable=not progress)
@@ -360,7 +361,9 @@ def source_names(name: str, origin: str = "official", sources: dict | None = Non
         return [name]
     group = [n for n in known if n.startswith(name.rstrip("/") + "/")]
     if not group:
-        raise DownloadError(f"unknown {origin} source '{name}'; known: {', '.join(sorted(known))}")
+        groups = sorted({n.split("/")[0] for n in known if "/" in n})
+        raise DownloadError(unknown(f"{origin} source", name, [*sorted(known), *groups],
+                                    full_list="src/sentaug/data/sources.yaml"))
     return group
 
 
@@ -369,7 +372,8 @@ def fetch(name: str, out_root: str | os.PathLike, origin: str = "official", mirr
     """Fetch source `name` of `origin` into `out_root`; returns the output paths written."""
     sources = sources or load_sources()
     if name not in sources.get(origin, {}):
-        raise DownloadError(f"unknown {origin} source '{name}'; known: {', '.join(sorted(sources[origin]))}")
+        raise DownloadError(unknown(f"{origin} source", name, sorted(sources[origin]),
+                                    full_list="src/sentaug/data/sources.yaml"))
     src = sources[origin][name]
     mirror = mirror or os.environ.get("SENTAUG_MIRROR") or None
     if mirror and not Path(mirror).is_dir():

@@ -14,15 +14,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..cli_args import hidden_alias, model_arg, pooler_arg
+from ..cli_args import hidden_alias, model_arg, pooler_arg, precision_arg
+from .suites import SUITES
 
 # Where `sentaug evaluate` files results without --out: <RESULTS_DIR>/<model>/<suite>.json
 RESULTS_DIR = "results/evaluations"
-
-# The data sources (sentaug/data/sources.yaml) each suite reads, fetched when --data is not given.
-SUITE_SOURCES = {"sts": ["senteval"], "cnsd": ["cnsd"], "transfer": ["transfer"], "clustering": ["clustering"],
-                 "intent": ["intent"], "glue": ["glue"], "cola": ["glue/CoLA"],
-                 "nli": ["nli/anli", "nli/snli_senteval"], "analysis": ["senteval", "clustering", "nli/snli_senteval"]}
 
 
 def data_home(origin: str = "official") -> Path:
@@ -33,16 +29,16 @@ def data_home(origin: str = "official") -> Path:
     return Path(root) / origin
 
 
-def suite_data(suite: str, data: str | None, origin: str = "official", tasks=None) -> str:
-    """`data` if given; else the data home, after fetching whichever of the suite's sources it lacks (of GLUE,
-    only the `tasks` asked for: MNLI and QQP alone are hundreds of MB)."""
+def suite_data(suite: str, data: str | None, origin: str = "official", tasks=None, folders=()) -> str:
+    """`data` if given; else the data home, after fetching whichever of the suite's folders (and `folders`) it
+    lacks (of GLUE, only the `tasks` asked for: MNLI and QQP alone are hundreds of MB)."""
     if data:
         return data
     from ..data.download import fetch, load_sources, source_names
 
     home, sources = data_home(origin), load_sources()
-    groups = [f"glue/{t}" for t in _task_list(tasks)] if suite == "glue" and tasks else SUITE_SOURCES[suite]
-    for group in groups:
+    wanted = [f"glue/{t}" for t in _task_list(tasks)] if suite == "glue" and tasks else SUITES[suite]
+    for group in dict.fromkeys(_source_of(folder, sources[origin]) for folder in [*wanted, *folders]):
         for name in source_names(group, origin, sources):
             if not all((home / output).exists() for output in sources[origin][name]["outputs"]):
                 print(f"fetching {name} ({origin}) into {home}", flush=True)
@@ -50,9 +46,29 @@ def suite_data(suite: str, data: str | None, origin: str = "official", tasks=Non
     return str(home)
 
 
-def _resolved(a, suite: str):
-    """The model (checked first), its sentence embedding, the output file and the suite's data folder, as
-    `sentaug evaluate` fills them in (module docstring)."""
+def _in_precision(handler):
+    """`handler` with every embedding it makes in the command's --precision (`embedding_precision`)."""
+    def run(a):
+        from ..models.encoder import embedding_precision
+
+        with embedding_precision(a.precision):
+            return handler(a)
+
+    run.__name__ = handler.__name__
+    return run
+
+
+def _source_of(folder: str, sources: dict) -> str:
+    """The source that installs a data folder: the one named after it, else the one listing it among its outputs
+    (`senteval` installs sts/ and sick/), else the folder as a group of sources (glue: glue/CoLA, glue/MNLI, ...)."""
+    if folder in sources:
+        return folder
+    return next((name for name, src in sources.items() if folder in src["outputs"]), folder)
+
+
+def _resolved(a, suite: str, folders=()):
+    """The model (checked first), its sentence embedding, the output file and the suite's data folder (and
+    `folders`), as `sentaug evaluate` fills them in (module docstring)."""
     from ..models.model_folder import choose_embedding, resolve_model
 
     model = resolve_model(a.model)
@@ -62,7 +78,7 @@ def _resolved(a, suite: str):
               f"({embedding.source})", flush=True)
     a.model, a.pooler, a.normalize = str(model.path), embedding.pooler, embedding.normalize
     a.out = a.out or str(result_file(a.results_dir, model.name, suite))
-    a.data = suite_data(suite, a.data, a.origin, getattr(a, "tasks", None))
+    a.data = suite_data(suite, a.data, a.origin, getattr(a, "tasks", None), folders)
     return a
 
 
@@ -127,7 +143,7 @@ def cmd_evaluate_glue(a):
                       max_steps=a.max_steps, rdrop=a.rdrop, switch_case_p=a.switch_case, train_on_dev=a.train_on_dev,
                       seed=a.seed, learning_rate=a.lr, batch_size=a.train_batch_size, epochs=a.epochs,
                       max_seq_length=a.max_seq_length, eval_batch_size=a.batch_size, device=a.device,
-                      scale=a.scale)
+                      scale=a.scale, batching=a.batching, step=a.step)
 
 
 def cmd_evaluate_analysis(a):
@@ -142,10 +158,13 @@ def cmd_evaluate_analysis(a):
 
 
 def cmd_evaluate_nli(a):
-    a = _resolved(a, "nli")
-    from .nli import evaluate_nli_cli
+    from ..data.triplets import SETS
 
     sets = dict(item.split("=", 1) for item in a.triplets or [])
+    # and the folders of its triplet sets (an unknown one is named by evaluate_nli_cli)
+    a = _resolved(a, "nli", [SETS[name][0] for name in sets.values() if name in SETS])
+    from .nli import evaluate_nli_cli
+
     evaluate_nli_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, sets=sets,
                      anli_splits=tuple(a.anli_splits), iso_sample=a.iso_sample, gh_sample=a.gh_sample, seed=a.seed,
                      batch_size=a.batch_size, device=a.device, scale=a.scale, normalize=a.normalize)
@@ -157,6 +176,47 @@ def cmd_evaluate_cola(a):
 
     evaluate_cola_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, C=a.C, max_iter=a.max_iter,
                       batch_size=a.batch_size, device=a.device, scale=a.scale, normalize=a.normalize)
+
+
+# What `evaluate suites` gives every suite it runs (--flag, attribute); a suite's own words may not name the model
+# or the device: the one model loaded for them all.
+SHARED_FLAGS = (("--pooler", "pooler"), ("--data", "data"), ("--origin", "origin"), ("--batch-size", "batch_size"),
+                ("--precision", "precision"), ("--scale", "scale"), ("--results-dir", "results_dir"))
+LOADED_MODEL_FLAGS = ("--model", "--device")
+
+
+def suite_commands(a, parsers) -> list:
+    """The parsed command of each --suite "SUITE [ARGS]" of `evaluate suites`, with the shared flags and the model
+    filled in; every one checked before any runs (a bad one stops them all, naming it)."""
+    import shlex
+
+    commands = []
+    for text in a.suite:
+        words = shlex.split(text)
+        if not words or words[0] not in parsers or words[0] == "suites":
+            known = ", ".join(name for name in parsers if name != "suites")
+            raise ValueError(f"--suite {text!r}: starts with no suite (choose from {known})")
+        named = [w for w in words[1:] if w.split("=", 1)[0] in LOADED_MODEL_FLAGS]
+        if named:
+            raise ValueError(f"--suite {text!r}: {named[0].split('=', 1)[0]} is given once, for every suite (the "
+                             f"model is loaded once)")
+        shared = ["--model", a.model, *(["--device", a.device] if a.device else [])]
+        for flag, attr in SHARED_FLAGS:
+            if getattr(a, attr) is not None:
+                shared += [flag, str(getattr(a, attr))]
+        commands.append(parsers[words[0]].parse_args([*shared, *words[1:]]))
+    return commands
+
+
+def cmd_evaluate_suites(a):
+    """Several suites of one model in this process: the model loaded once (`models_kept`), each suite's
+    sentences embedded and its result file written as `sentaug evaluate <suite>` writes it."""
+    from ..models.encoder import models_kept
+
+    commands = suite_commands(a, a.suite_parsers)
+    with models_kept():
+        for command in commands:
+            command.func(command)
 
 
 def _suite_args(parser, data_help: str, tasks: bool = True) -> None:
@@ -174,8 +234,11 @@ def _suite_args(parser, data_help: str, tasks: bool = True) -> None:
                              "model's name is its hub id or its path, with '/' written '__'")
     if tasks:
         parser.add_argument("--tasks", nargs="+", help="a subset of the suite's tasks / data sets (default: all)")
-    parser.add_argument("--batch-size", type=int, default=128, help="sentences per forward pass (default: 128)")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="sentences per forward pass (default: 128 on the CPU; on a GPU, length-sorted batches "
+                             "of up to 32,768 tokens)")
     parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda where there is one)")
+    precision_arg(parser)
     parser.add_argument("--scale", default=None, help="recorded in the output")
 
 
@@ -221,6 +284,11 @@ def add_evaluate_commands(sub) -> None:
     gl.add_argument("--train-on-dev", action="store_true",
                     help="smoke test only: fine-tune on the dev split when a task has no train.tsv")
     gl.add_argument("--seed", type=int, default=42, help="fine-tuning seed (default: 42)")
+    gl.add_argument("--batching", choices=["auto", "order", "buckets"], default="auto",
+                    help="each epoch's batches: slices of its shuffled order, or length buckets padded to a few "
+                         "widths (auto: buckets on a GPU, order on the CPU)")
+    gl.add_argument("--step", choices=["auto", "graph", "eager"], default="auto",
+                    help="auto: one CUDA graph per batch shape on a GPU, eager steps on the CPU")
     gl.set_defaults(func=cmd_evaluate_glue)
     an = evs.add_parser("analysis", help="alignment/uniformity, StackOverflow neighbourhoods, augmentation "
                                          "cosine, COND-HM/SVG/GH, perplexity difference")
@@ -254,3 +322,24 @@ def add_evaluate_commands(sub) -> None:
     co.add_argument("--C", type=float, default=1.0, help="inverse L2 strength (scikit-learn's C)")
     co.add_argument("--max-iter", type=int, default=1000, help="solver iterations (default: 1000)")
     co.set_defaults(func=cmd_evaluate_cola)
+    for suite in evs.choices.values():
+        suite.set_defaults(func=_in_precision(suite.get_default("func")))
+    several = evs.add_parser("suites", help="several suites of one model in one process: the model loaded once, "
+                                            "each suite's result file as its own command writes it")
+    model_arg(several, "the model to evaluate: a folder (a trained run, a backbone, a sentence-transformers or "
+                       "Hugging Face model) or a Hugging Face hub id", metavar="DIR|HUB_ID")
+    pooler_arg(several, sentence_transformers=True)
+    several.add_argument("--data", help="data folder of every suite (default: each suite's, fetched once)")
+    several.add_argument("--origin", choices=["official", "demo"], default=None,
+                         help="without --data: the official data sets, or the bundled demo data (default: official)")
+    several.add_argument("--batch-size", type=int, default=None, help="sentences per forward pass (default: "
+                                                                      "each suite's)")
+    several.add_argument("--device", default=None, help="cpu or cuda (default: cuda where there is one)")
+    precision_arg(several)
+    several.add_argument("--scale", default=None, help="recorded in the outputs")
+    several.add_argument("--results-dir", default=None,
+                         help=f"folder of results by model, for the suites given no --out (default: {RESULTS_DIR})")
+    several.add_argument("--suite", action="append", required=True, metavar="'SUITE [ARGS]'",
+                         help="one suite and its own arguments, as `sentaug evaluate SUITE` takes them, but for "
+                              "the model, the device and the flags above (repeatable; run in this order)")
+    several.set_defaults(func=_in_precision(cmd_evaluate_suites), suite_parsers=dict(evs.choices))

@@ -1,4 +1,4 @@
-"""GLUE fine-tuning: readers for the official TSVs, the task metrics, and one small fine-tuning loop.
+"""GLUE fine-tuning: readers for the official TSVs, the task metrics, and the fine-tuning of one task.
 
 Metrics follow the papers' tables (all x100):
 - CLEAR Table 1 (GLUE's own convention): Matthews correlation for CoLA; mean of Pearson and Spearman for
@@ -15,7 +15,9 @@ AdamW and a linear schedule with warm-up. Optionally R-drop (Liang et al. 2021),
 each batch is encoded twice with different dropout masks, the task loss is averaged over both passes and
 `alpha * 0.5 * (KL(p1||p2) + KL(p2||p1))` is added (MSE between the two outputs for regression, as R-drop
 does for STS-B). With `switch_case > 0` the second pass sees a switch-cased copy of the input (CARDS: the
-first letter of each word flips case with probability p), the first pass the original.
+first letter of each word flips case with probability p), the first pass the original. The steps run on the
+training step's machinery (`sentaug.evaluate.glue_steps`: inputs tokenized once, on a GPU bf16, length buckets
+and one CUDA graph per bucket; on the CPU fp32 and the same numbers as the earlier per-batch loop).
 
 Data: `<data>/glue/<TASK>/{train,dev}.tsv` (MNLI: `dev_matched.tsv`, `dev_mismatched.tsv`), the layout of
 GLUE's `download_glue_data.py`, read by `sentaug.data.glue`. `train_on_dev=True` fine-tunes on the dev split
@@ -25,7 +27,6 @@ from __future__ import annotations
 
 import math
 import os
-import random
 import time
 import warnings
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ import numpy as np
 from ..data.glue import ALIASES, TASKS, GlueSplit, GlueTask, task_dir, task_spec  # noqa: F401  (re-exported)
 from ..data.glue import read_glue as read_task_split
 from .correlation import pearson, spearman  # noqa: F401  (re-exported)
+from .glue_steps import fine_tune, predict, switch_case, symmetric_kl  # noqa: F401  (re-exported)
 
 
 def split_path(data_dir: str | os.PathLike, task: str, split: str) -> Path:
@@ -105,32 +107,6 @@ def combine_splits(task: str, per_split: dict[str, dict]) -> dict:
     return {"accuracy_matched": m, "accuracy_mismatched": mm, "score": (m + mm) / 2, "score_cards": m}
 
 
-# ----------------------------------------------------------------------------------------- augmentation
-
-def switch_case(text: str, p: float, rng: random.Random) -> str:
-    """CARDS' switch-case: the first letter of each whitespace-separated word flips case with probability
-    `p` (words that do not start with a cased letter are left alone; the draw is made for every word, so a
-    seed gives the same output whatever the text)."""
-    words = text.split(" ")
-    out = []
-    for w in words:
-        flip = rng.random() < p
-        if flip and w and w[0].swapcase() != w[0]:
-            w = w[0].swapcase() + w[1:]
-        out.append(w)
-    return " ".join(out)
-
-
-def symmetric_kl(logits1, logits2):
-    """0.5 * (KL(p1||p2) + KL(p2||p1)) with p = softmax(logits), summed over classes, averaged over rows."""
-    import torch.nn.functional as F
-
-    lp1, lp2 = F.log_softmax(logits1, dim=-1), F.log_softmax(logits2, dim=-1)
-    kl12 = (lp1.exp() * (lp1 - lp2)).sum(-1)
-    kl21 = (lp2.exp() * (lp2 - lp1)).sum(-1)
-    return 0.5 * (kl12 + kl21).mean()
-
-
 # -------------------------------------------------------------------------------------------- training
 
 @dataclass
@@ -145,7 +121,9 @@ class FinetuneConfig:
     rdrop: float = 0.0                  # alpha of the R-drop term; 0 = off
     switch_case: float = 0.0            # p of switch-case on the second R-drop pass
     seed: int = 42
-    eval_batch_size: int = 128
+    eval_batch_size: int | None = None  # None: 128 on the CPU, length-sorted batches by tokens on a GPU
+    batching: str = "auto"              # order, buckets (glue_steps); auto: buckets on a GPU, order on the CPU
+    step: str = "auto"                  # auto (a CUDA graph per batch shape on a GPU), graph or eager
 
 
 def _build_head(backbone, num_outputs: int):
@@ -157,48 +135,18 @@ def _build_head(backbone, num_outputs: int):
         next(backbone.parameters()).device, dtype=torch.float32)
 
 
-def _forward(backbone, head, pooler: str, enc):
-    from ..models.poolers import NEEDS_HIDDEN_STATES, pool
-
-    out = backbone(**enc, output_hidden_states=pooler in NEEDS_HIDDEN_STATES, return_dict=True)
-    return head(pool(pooler, out, enc["attention_mask"]))
-
-
-def _encode(tokenizer, a, b, max_len, device):
-    return tokenizer(list(a), list(b) if b is not None else None, padding=True, truncation=True,
-                     max_length=max_len, return_tensors="pt").to(device)
-
-
-def predict(backbone, head, tokenizer, split: GlueSplit, pooler: str, regression: bool, batch_size: int = 128,
-            max_seq_length: int = 128) -> np.ndarray:
-    """Class ids (argmax) or regression outputs for every example of `split`, in order, in eval mode."""
-    import torch
-
-    device = next(backbone.parameters()).device
-    backbone.eval(), head.eval()
-    out = []
-    with torch.inference_mode():
-        for s in range(0, len(split.labels), batch_size):
-            b = split.text_b[s:s + batch_size] if split.text_b is not None else None
-            enc = _encode(tokenizer, split.text_a[s:s + batch_size], b, max_seq_length, device)
-            logits = _forward(backbone, head, pooler, enc).float()
-            out.append(logits[:, 0].cpu().numpy() if regression else logits.argmax(-1).cpu().numpy())
-    return np.concatenate(out) if out else np.zeros(0)
-
-
 def finetune_task(model_path: str, task: str, train: GlueSplit, evals: dict[str, GlueSplit], pooler: str,
-                  cfg: FinetuneConfig, device=None, progress: bool = True) -> dict:
-    """Fine-tune a fresh copy of the encoder on `train`, then score each split of `evals`."""
+                  cfg: FinetuneConfig, device=None, progress: bool = True, on_step=None) -> dict:
+    """Fine-tune a fresh copy of the encoder on `train` (`sentaug.evaluate.glue_steps.fine_tune`), then score
+    each split of `evals`. `on_step(step)`: called after each step is launched (benchmarks)."""
     import torch
-    import torch.nn.functional as F
-    from transformers import get_linear_schedule_with_warmup
 
     from ..models.encoder import load_pretrained
 
     spec = task_spec(task)
     regression = spec.labels is None
     torch.manual_seed(cfg.seed)
-    backbone, tokenizer = load_pretrained(model_path, device)
+    backbone, tokenizer = load_pretrained(model_path, device, shared=False)
     dev = next(backbone.parameters()).device
     if cfg.switch_case > 0 and tokenizer("Word")["input_ids"] == tokenizer("word")["input_ids"]:
         warnings.warn(f"{model_path}: the tokenizer ignores case, so switch-case changes nothing (as CARDS notes "
@@ -206,61 +154,20 @@ def finetune_task(model_path: str, task: str, train: GlueSplit, evals: dict[str,
     torch.use_deterministic_algorithms(dev.type == "cpu", warn_only=True)
     torch.manual_seed(cfg.seed)  # the head's initialisation depends on the seed only
     head = _build_head(backbone, 1 if regression else len(spec.labels))
-    n = len(train.labels)
-    steps_per_epoch = math.ceil(n / cfg.batch_size)
-    total = cfg.max_steps if cfg.max_steps else max(1, math.ceil(cfg.epochs * steps_per_epoch))
-    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
-    params = [*backbone.named_parameters(), *(("head." + k, p) for k, p in head.named_parameters())]
-    groups = [{"params": [p for k, p in params if not k.endswith(no_decay)], "weight_decay": cfg.weight_decay},
-              {"params": [p for k, p in params if k.endswith(no_decay)], "weight_decay": 0.0}]
-    optimizer = torch.optim.AdamW(groups, lr=cfg.learning_rate)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * total), total)
-    labels_t = torch.as_tensor(train.labels, dtype=torch.float32 if regression else torch.long)
-    case_rng = random.Random(cfg.seed)
-
-    def task_loss(out, y):
-        return F.mse_loss(out[:, 0], y) if regression else F.cross_entropy(out, y)
-
-    backbone.train(), head.train()
-    losses = []
-    bar = range(total)
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(bar, desc=f"glue {spec.folder}", unit="step")
-    for step in bar:
-        epoch, pos = divmod(step, steps_per_epoch)
-        order = torch.randperm(n, generator=torch.Generator().manual_seed(cfg.seed * 1_000_003 + epoch))
-        idx = order[pos * cfg.batch_size:(pos + 1) * cfg.batch_size].tolist()
-        a = [train.text_a[i] for i in idx]
-        b = [train.text_b[i] for i in idx] if train.text_b is not None else None
-        y = labels_t[idx].to(dev)
-        out1 = _forward(backbone, head, pooler, _encode(tokenizer, a, b, cfg.max_seq_length, dev)).float()
-        loss = task_loss(out1, y)
-        if cfg.rdrop > 0:
-            if cfg.switch_case > 0:
-                a = [switch_case(t, cfg.switch_case, case_rng) for t in a]
-                b = [switch_case(t, cfg.switch_case, case_rng) for t in b] if b is not None else None
-            out2 = _forward(backbone, head, pooler, _encode(tokenizer, a, b, cfg.max_seq_length, dev)).float()
-            reg = F.mse_loss(out1[:, 0], out2[:, 0]) if regression else symmetric_kl(out1, out2)
-            loss = 0.5 * (loss + task_loss(out2, y)) + cfg.rdrop * reg
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_([p for _, p in params], 1.0)
-        optimizer.step()
-        scheduler.step()
-        losses.append(float(loss.detach()))
-        if progress:
-            bar.set_postfix(loss=f"{losses[-1]:.4f}", refresh=False)   # shown at the bar's next redraw
+    run = fine_tune(backbone, head, tokenizer, train, regression, pooler, cfg, dev, progress,
+                    desc=f"glue {spec.folder}", on_step=on_step)
     per_split = {}
     for name, split in evals.items():
         preds = predict(backbone, head, tokenizer, split, pooler, regression, cfg.eval_batch_size,
                         cfg.max_seq_length)
         per_split[name] = glue_metric(task, preds, split.labels)
     result = combine_splits(task, per_split)
-    result.update({"splits": per_split, "n_train": n, "n_eval": {k: len(v.labels) for k, v in evals.items()},
-                   "steps": total, "first_loss": losses[0], "last_loss": losses[-1],
-                   "mean_loss_last_10": float(np.mean(losses[-10:]))})
+    losses = run.losses
+    result.update({"splits": per_split, "n_train": len(train.labels),
+                   "n_eval": {k: len(v.labels) for k, v in evals.items()}, "steps": run.steps,
+                   "first_loss": losses[0], "last_loss": losses[-1], "mean_loss_last_10": float(np.mean(losses[-10:])),
+                   "batching": run.batching, **({"bucket_widths": list(run.widths)} if run.widths else {}),
+                   "step_path": run.step_path})
     return result
 
 
@@ -280,7 +187,8 @@ def load_task_data(data_dir, task: str, train_on_dev: bool = False) -> tuple[Glu
 
 def evaluate_glue_cli(model, pooler, data, out, tasks=None, max_steps=None, rdrop=0.0, switch_case_p=0.0,
                       train_on_dev=False, seed=42, learning_rate=2e-5, batch_size=32, epochs=3.0,
-                      max_seq_length=128, eval_batch_size=128, device=None, scale=None) -> dict:
+                      max_seq_length=128, eval_batch_size=None, device=None, scale=None, batching="auto",
+                      step="auto") -> dict:
     """`sentaug evaluate glue`: read every task's data first (fail fast), fine-tune each task, write one JSON."""
     import torch
     import transformers
@@ -297,7 +205,7 @@ def evaluate_glue_cli(model, pooler, data, out, tasks=None, max_steps=None, rdro
     data_by_task = {t: load_task_data(data, t, train_on_dev) for t in names}
     cfg = FinetuneConfig(learning_rate=learning_rate, batch_size=batch_size, epochs=epochs, max_steps=max_steps,
                          max_seq_length=max_seq_length, rdrop=rdrop, switch_case=switch_case_p, seed=seed,
-                         eval_batch_size=eval_batch_size)
+                         eval_batch_size=eval_batch_size, batching=batching, step=step)
     start = time.perf_counter()
     results = {}
     for t in names:

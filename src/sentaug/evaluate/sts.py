@@ -17,9 +17,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 
 from ..data.senteval import STS_YEARS, Pairs, read_split, read_sts_year, task_folder
-from ..models.encoder import embed, tokenized_batches
+from ..models.encoder import batching, embed, tokenized_batches
 from .correlation import average_ranks, pearson, spearman  # noqa: F401  (re-exported)
 
 TASKS = (*STS_YEARS, "STSBenchmark", "SICKRelatedness")
@@ -171,7 +172,8 @@ class DevEvaluator:
     `task` is STSBenchmark or SICKRelatedness with `split` train/dev/test, or an STS12-16 year ("all"
     Spearman; `split` ignored); or `pairs` given directly (CNSD dev for a Chinese run). Calling it returns
     Spearman x100 for `pooler`; `embed` restores the model's train/eval state, so it is safe to call between
-    optimiser steps. The sentences are tokenized,
+    optimiser steps. On a GPU it embeds in bf16 and large batches (`sentaug.models.encoder.embed`; fp32 within
+    `embedding_precision("fp32")`). The sentences are tokenized,
     length-sorted and padded once, at the first call, and those batches are reused by every later call with
     the same tokenizer and batch size (the vectors, hence the score, are those of `embed`).
     """
@@ -193,10 +195,11 @@ class DevEvaluator:
         self._i2 = np.array([row[s] for s in self.pairs.s2], dtype=np.int64)
         self._batches, self._batched_by = None, None
 
-    def __call__(self, model, tokenizer, pooler: str = "cls_before_pooler", batch_size: int = 128) -> float:
-        if self._batched_by is None or self._batched_by[0] is not tokenizer or self._batched_by[1] != batch_size:
-            self._batches = list(tokenized_batches(tokenizer, self.sentences, batch_size))
-            self._batched_by = (tokenizer, batch_size)
-        v = embed(model, tokenizer, self.sentences, poolers=(pooler,), batch_size=batch_size,
+    def __call__(self, model, tokenizer, pooler: str = "cls_before_pooler", batch_size: int | None = None) -> float:
+        plan = batching(torch.device(getattr(model, "device", "cpu")), batch_size)    # (a Hugging Face model's)
+        if self._batched_by is None or self._batched_by[0] is not tokenizer or self._batched_by[1] != plan:
+            self._batches = list(tokenized_batches(tokenizer, self.sentences, plan[0], max_tokens=plan[1]))
+            self._batched_by = (tokenizer, plan)
+        v = embed(model, tokenizer, self.sentences, poolers=(pooler,), batch_size=plan[0],
                   batches=self._batches)[pooler]
         return _corr(cosine(v[self._i1], v[self._i2]), self.pairs.gold)["spearman"]

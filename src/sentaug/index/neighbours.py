@@ -230,8 +230,9 @@ def build_index(corpus_path, backbone_dir, pooler: str, k: int, out, batch_size:
     dev = pick_device(device)
     model, tokenizer = load_pretrained(backbone_dir, dev)
     t1 = time.perf_counter()
+    # fp32 on a GPU too: the neighbours (CARDS's retrieved negatives) stay those of the exact vectors
     vectors = embed(model, tokenizer, selection.sentences, poolers=(pooler,), batch_size=batch_size,
-                    max_length=max_length, progress=True)[pooler]
+                    max_length=max_length, progress=True, precision="fp32")[pooler]
     vectors = l2_normalise(vectors)
     t2 = time.perf_counter()
     backend = "torch" if dev.type == "cuda" else "faiss"

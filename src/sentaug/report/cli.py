@@ -39,20 +39,16 @@ def cmd_report_compare(a):
     render_comparison(a.name, a.inputs, a.out, scale=a.scale)
 
 
-def cmd_report_leaderboard_progress(a):
-    from .. import config as sc
-    from ..workflow import Workflow
-    from .leaderboard import board_progress
-
-    config = {**sc.load_yaml(a.config), "scale": a.scale}
-    sc.validate(config)    # as the Snakefile does: a bad key or scale is named, not a KeyError deep in a path
-    print(board_progress(Workflow(config, results=a.results), a.board), end="")
-
-
 def cmd_report_census(a):
     from .census import render_census
 
     render_census(a.inputs, a.out, scale=a.scale)
+
+
+def cmd_report_front_page(a):
+    from .front_page import render_front_page
+
+    render_front_page(a.data, a.out, a.page)
 
 
 def result_args(parser, inputs: str, out: str) -> None:
@@ -62,8 +58,10 @@ def result_args(parser, inputs: str, out: str) -> None:
     parser.add_argument("--out", required=True, help=out)
 
 
-def add_report_commands(sub) -> None:
-    """`report` and one subcommand per kind of output, under the command line's subparsers `sub`."""
+def add_report_commands(sub, leaderboard_progress) -> None:
+    """`report` and one subcommand per kind of output, under the command line's subparsers `sub`.
+    `leaderboard_progress` handles `report leaderboard-progress`, which asks the workflow for the board's result
+    files: the command line passes it, as the report imports nothing of the workflow."""
     r = sub.add_parser("report", help="render a paper table, figure, leaderboard, comparison, census or report page "
                                       "from result files")
     rs = r.add_subparsers(dest="what", required=True, metavar="WHAT")
@@ -112,9 +110,15 @@ def add_report_commands(sub) -> None:
     lp.add_argument("--scale", required=True, help="the scale whose result files to read")
     lp.add_argument("--config", default="config.yaml", help="the workflow's configuration (default: config.yaml)")
     lp.add_argument("--results", default="results", help="the results folder (default: results)")
-    lp.set_defaults(func=cmd_report_leaderboard_progress)
+    lp.set_defaults(func=leaderboard_progress)
     ce = rs.add_parser("census", help="augmentation census table (share changed, edit distance, length, cosine)")
     result_args(ce, inputs=('JSON {"rows": {name: {"stats": cache stats JSON, "embedding": augment-cosine JSON}}, '
                                  '"meta": {...}}'),
                 out=".tex path; the .csv is written beside it")
     ce.set_defaults(func=cmd_report_census)
+    fp = rs.add_parser("front-page", help="the report's front page (RST) and the bill's page (HTML), from the data "
+                                          "`sentaug cost all --front-page` writes")
+    fp.add_argument("--data", required=True, help="<results>/report/bill.<scale>.json")
+    fp.add_argument("--out", required=True, help="the front page (.rst), which the Snakefile's `report:` takes")
+    fp.add_argument("--page", required=True, help="the bill's page (.html): its full table")
+    fp.set_defaults(func=cmd_report_front_page)

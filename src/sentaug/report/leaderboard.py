@@ -16,6 +16,7 @@ import statistics
 from pathlib import Path
 
 from .. import config as sc
+from ..choices import unknown
 from ..intermediates import read_result
 from ..io import atomic_path
 from .sources import metric_value
@@ -334,12 +335,14 @@ def board_progress(workflow, board: str) -> str:
     """The board named `board` from whichever of its result files exist now, as Markdown: a look at a board whose
     runs are still going (`sentaug report leaderboard-progress`). Writes nothing; the board is the build target."""
     if board not in workflow.leaderboards:
-        raise sc.ConfigError(f"unknown board '{board}': the boards are {', '.join(workflow.leaderboards)}")
+        raise sc.ConfigError(unknown("board", board, workflow.leaderboards))
     spec, backbone = workflow.leaderboard, workflow.leaderboards[board]
     records = leaderboard_records(spec, workflow.leaderboard_points(backbone), workflow.scale, backbone,
                                   partial=True)
-    done = sum(r["pending"] is None for r in records)
-    text = (f"In progress: {done} of {len(records)} cells complete. A pending cell waits for the result files of "
+    # A reference row trains nothing: its training-time cell waits for no file and is not counted.
+    cells = [r for r in records if not (r["reference"] and r["metric"] == TRAIN_TIME)]
+    done = sum(r["pending"] is None for r in cells)
+    text = (f"In progress: {done} of {len(cells)} cells complete. A pending cell waits for the result files of "
             f"all its seeds (k/n written); Δ only between complete cells. "
             + caption(spec, workflow.scale, workflow.leaderboard_meta(backbone), backbone,
                       added_key(spec["rows"], ADDED_KEY)))

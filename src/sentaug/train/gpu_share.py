@@ -79,4 +79,9 @@ def pin_from_environment() -> str | None:
     """`take_slot` when the workflow shares GPUs ($SENTAUG_RUNS_PER_GPU > 1); called by `sentaug train`
     before it imports torch."""
     runs = int(os.environ.get(ENV_RUNS_PER_GPU) or 1)
-    return take_slot(runs) if runs > 1 else None
+    if runs <= 1:
+        return None
+    from .mps import start as start_mps
+
+    start_mps()       # runs sharing a GPU run side by side under MPS where it exists (started once: see there)
+    return take_slot(runs)

@@ -17,6 +17,9 @@ guard) either way:
   smaller batch; an MLM selection larger than its room) runs eagerly beside the graph. A capture that fails
   leaves the run eager, and says why.
 
+What the runner asks of CUDA itself (a side stream, a capture, pinned copies) is `CudaGraphs`, named by
+`StepRunner.graphs`: the tests put a CPU stand-in there, so that the runner's own logic runs without a GPU.
+
 Either way the host only copies the next inputs (prepared ahead, `sentaug.train.inputs.prepared_steps`) and
 launches: it never waits for the device inside a step.
 """
@@ -40,6 +43,18 @@ def attention_kernel(name: str | None):
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     return sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION])
+
+
+def adamw(groups: list[dict], device: torch.device, capturable: bool = False) -> torch.optim.AdamW:
+    """AdamW over parameter groups that each carry their `lr`: the fused CUDA kernel on a GPU (one launch for
+    every tensor), the default implementation elsewhere. `capturable` (a step captured in a CUDA graph): the
+    learning rates live in device tensors, which the scheduler fills between replays."""
+    if device.type != "cuda":
+        return torch.optim.AdamW(groups, lr=groups[0]["lr"])
+    if capturable:
+        for group in groups:
+            group["lr"] = torch.tensor(group["lr"], dtype=torch.float32, device=device)
+    return torch.optim.AdamW(groups, lr=groups[0]["lr"], fused=True, capturable=capturable)
 
 
 class LossTally:
@@ -67,16 +82,50 @@ class LossTally:
         return loss, parts
 
 
+class CudaGraphs:
+    """What a `StepRunner` asks of CUDA for its graph: eager warm-up steps on a side stream, the capture of one
+    step into a `torch.cuda.CUDAGraph`, and host tensors pinned for copies the host does not wait for."""
+
+    def __init__(self, runner: "StepRunner"):
+        self.device = runner.device
+
+    @contextlib.contextmanager
+    def side_stream(self):
+        """Work on a side stream that waits for the current one and is waited for after (what CUDA graphs need
+        of the eager steps before a capture: torch.cuda.graphs docs)."""
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side):
+            yield
+        torch.cuda.current_stream(self.device).wait_stream(side)
+
+    def capture(self, step_fn, inputs: StepInputs, attention: str | None):
+        """`step_fn(inputs)` captured into a new graph, with SDPA held to `attention` (capturing runs nothing;
+        the graph's replays read `inputs`' tensors and write the gradients the captured backward allocated)."""
+        graph = torch.cuda.CUDAGraph()
+        # thread_local: the prefetching pin-memory thread may allocate while this thread captures
+        with attention_kernel(attention), torch.cuda.graph(graph, capture_error_mode="thread_local"):
+            step_fn(inputs)
+        return graph
+
+    @staticmethod
+    def pinned(tensor: torch.Tensor) -> torch.Tensor:
+        return tensor if tensor.is_pinned() else tensor.pin_memory()
+
+
 class StepRunner:
     """`runner(inputs)` runs one training step of `step_fn` (which must not zero the gradients) on `inputs`.
 
     `graph`: capture it into a CUDA graph (CUDA only); `why`: the reason it runs eagerly otherwise, for the
     run's summary (`describe`)."""
 
+    graphs = CudaGraphs       # made with the runner: what captures and replays (tests: a CPU stand-in)
+
     def __init__(self, step_fn, optimizer, device: torch.device, graph: bool, why: str = "",
                  warmup: int = WARMUP_STEPS):
         self.step_fn, self.optimizer, self.device = step_fn, optimizer, device
         self.wanted, self.why, self.warmup = graph, why, warmup
+        self.backend = self.graphs(self)
         self.graph = None
         self.attention = None           # the SDPA kernel the graph was captured with (None: SDPA's choice)
         self.graph_grads: list = []
@@ -86,15 +135,15 @@ class StepRunner:
 
     def __call__(self, inputs: StepInputs) -> None:
         if self.wanted and inputs.full:
-            if self.static is None:
-                self.static = inputs.to(self.device)      # the graph's inputs: allocated once, refilled
+            if self.static is None:     # the graph's inputs: allocated once (never the caller's), refilled
+                self.static = inputs.to(self.device, copy=True)
             if inputs.signature() == self.static.signature():
                 return self._graph_step(inputs)
         self._eager(inputs.to(self.device))
 
     def _eager(self, inputs: StepInputs) -> None:
-        """An eager step; beside a captured graph it must not add onto the graph's gradients, and leaves them in
-        place afterwards (`p.grad` is the last step's gradient either way)."""
+        """An eager step; beside a captured graph it must not add onto the graph's gradients, and puts them back
+        afterwards (`p.grad` is again where the next replay writes its gradient)."""
         self.counts["eager"] += 1
         self.optimizer.zero_grad(set_to_none=True)
         self.step_fn(inputs)
@@ -104,16 +153,14 @@ class StepRunner:
 
     def _graph_step(self, inputs: StepInputs) -> None:
         for name, tensor in self.static.tensors.items():
-            source = inputs.tensors[name]      # pinned (the prefetching workers pin), so the host never waits
-            tensor.copy_(source if source.is_pinned() else source.pin_memory(), non_blocking=True)
+            # pinned (the prefetching workers pin), so the host never waits
+            tensor.copy_(self.backend.pinned(inputs.tensors[name]), non_blocking=True)
         if self.graph is None and self.warmed < self.warmup:
-            # Eager steps on a side stream before the capture, as CUDA graphs need (torch.cuda.graphs docs)
-            side = torch.cuda.Stream(self.device)
-            side.wait_stream(torch.cuda.current_stream(self.device))
-            with torch.cuda.stream(side):
+            with self.backend.side_stream():     # eager steps before the capture
+                # (no gradients to add onto: another runner's graph may have left its own in p.grad)
+                self.optimizer.zero_grad(set_to_none=True)
                 self.step_fn(self.static)
                 self.optimizer.zero_grad(set_to_none=True)
-            torch.cuda.current_stream(self.device).wait_stream(side)
             self.warmed += 1
             self.counts["eager"] += 1
             return
@@ -129,11 +176,8 @@ class StepRunner:
         errors = []
         for attention in ATTENTION_KERNELS:
             self.optimizer.zero_grad(set_to_none=True)    # the captured backward allocates the gradients
-            graph = torch.cuda.CUDAGraph()
             try:
-                # thread_local: the prefetching pin-memory thread may allocate while this thread captures
-                with attention_kernel(attention), torch.cuda.graph(graph, capture_error_mode="thread_local"):
-                    self.step_fn(self.static)
+                graph = self.backend.capture(self.step_fn, self.static, attention)
             except Exception as e:     # any failure to capture: the step is still correct eagerly
                 first = str(e).strip().splitlines()[0] if str(e).strip() else ""
                 errors.append(f"{attention or 'default attention'}: {type(e).__name__}: {first[:240]}")
@@ -158,4 +202,49 @@ class StepRunner:
             out["attention"] = self.attention or "sdpa default"
         else:
             out["why"] = self.why or "graph capture was not reached"
+        return out
+
+
+class RunnerPerShape:
+    """`runner(inputs)`: one training step, with one `StepRunner` (one CUDA graph) for each shape of full
+    batches, every runner stepping the same optimizer: GLUE's length buckets (`sentaug.evaluate.glue_steps`),
+    each padded to its own width. A batch that is not full runs eagerly. What makes several graphs exact beside
+    each other: each holds its own gradients (allocated by its captured backward, `StepRunner.graph_grads`), a
+    runner's warm-up and eager steps start from no gradients, and the optimizer's state and learning rates are
+    the same device tensors in every graph."""
+
+    def __init__(self, step_fn, optimizer, device: torch.device, graph: bool, why: str = "",
+                 warmup: int = WARMUP_STEPS):
+        self.step_fn, self.optimizer, self.device, self.warmup = step_fn, optimizer, device, warmup
+        self.wanted = graph
+        self.eager = StepRunner(step_fn, optimizer, device, False, why)
+        self.runners: dict[tuple, StepRunner] = {}
+
+    def __call__(self, inputs: StepInputs) -> None:
+        if not (self.wanted and inputs.full):
+            return self.eager(inputs)
+        key = inputs.signature()
+        if key not in self.runners:
+            self.runners[key] = StepRunner(self.step_fn, self.optimizer, self.device, True, warmup=self.warmup)
+        self.runners[key](inputs)
+
+    def graph_steps(self) -> int:
+        """Steps replayed from a graph so far."""
+        return sum(r.counts["graph"] for r in self.runners.values())
+
+    def describe(self) -> dict:
+        """Which path ran: steps replayed from graphs, eager steps (warm-ups, batches that are not full), graphs."""
+        graph = self.graph_steps()
+        eager = self.eager.counts["eager"] + sum(r.counts["eager"] for r in self.runners.values())
+        out = {"path": "graph" if graph else "eager", "graph_steps": graph, "eager_steps": eager,
+               "graphs": sum(r.graph is not None for r in self.runners.values())}
+        if graph:
+            out["why"] = ("one CUDA graph per batch shape, each captured after its own eager warm-up steps; "
+                          "batches that are not full eager")
+            failed = [r.why for r in self.runners.values() if r.why]
+            if failed:
+                out["failed"] = failed[0]
+        else:
+            failed = [r.why for r in self.runners.values() if r.why]
+            out["why"] = failed[0] if failed else (self.eager.why or "graph capture was not reached")
         return out

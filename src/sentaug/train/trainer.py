@@ -42,8 +42,9 @@ from . import distributed
 from .checkpoint import BestModel, Checkpoints, DivergenceGuard
 from .inputs import FixedShape, StepPreparer, batch_order, mlm_capacity, prepared_steps  # noqa: F401 (batch_order)
 from .method import Method, needs_mlm
+from .run_length import total_steps
 from .sources import training_data
-from .step import LossTally, StepRunner
+from .step import LossTally, StepRunner, adamw
 
 LOG_EVERY = 10
 PREFETCH_WORKERS = 2       # processes preparing the next steps' inputs on a GPU (host time per step: 1-9 ms)
@@ -103,16 +104,8 @@ def backbone_config(config, dropout: float | None, path: str = "backbone"):
 
 
 def make_optimizer(method, spec: dict, device: torch.device, capturable: bool = False) -> torch.optim.AdamW:
-    """AdamW over `parameter_groups`: the fused CUDA kernel on a GPU (one launch for every tensor), the
-    default implementation elsewhere. `capturable` (a step captured in a CUDA graph): its learning rates live
-    in device tensors, which the scheduler fills between replays."""
-    if device.type != "cuda":
-        return torch.optim.AdamW(parameter_groups(method, spec), lr=spec["learning_rate"])
-    groups = parameter_groups(method, spec)
-    if capturable:
-        for group in groups:
-            group["lr"] = torch.tensor(group["lr"], dtype=torch.float32, device=device)
-    return torch.optim.AdamW(groups, lr=groups[0]["lr"], fused=True, capturable=capturable)
+    """AdamW over `parameter_groups` (`sentaug.train.step.adamw`: fused on a GPU, capturable for a graph)."""
+    return adamw(parameter_groups(method, spec), device, capturable)
 
 
 def learning_rates_on(optimizer, scheduler, device: torch.device) -> None:
@@ -188,7 +181,7 @@ def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out:
     # on a GPU, no host wait inside a forward (the CPU keeps the padding mask: its results stay bit for bit)
     encoder.use_ready_mask(dev.type == "cuda" and model.config._attn_implementation == "sdpa")
     method = Method(spec, encoder, tokenizer, data, lm_head, index, [TokenTable.load(t) for t in tokens]).to(dev)
-    total = spec["max_steps"] or spec["epochs"] * math.ceil(len(data) / spec["batch_size"])
+    total = total_steps(spec, len(data))
     optimizer = make_optimizer(method, spec, dev, capturable=graph)
     scheduler = lr_schedule(optimizer, total, spec.get("schedule", "linear"))
     evaluator = dev_evaluator(spec, dev_data)

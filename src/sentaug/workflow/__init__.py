@@ -2,8 +2,11 @@
 
 The Snakefile builds one `Workflow` from the validated config and its rules ask it for paths; nothing here
 runs a job. Keeping this in the package (not in `rules/*.smk`) lets tests resolve a table's inputs without
-Snakemake and keeps the rules free of logic. Two modules: `paths` (where data, caches, runs, evaluations
-and analyses live) and `targets` (what each paper table, figure, leaderboard and report page reads).
+Snakemake and keeps the rules free of logic. Its modules: `paths` (where data, caches, runs, evaluations and
+analyses live: every path pattern, once), `evaluations` (what an evaluation's result file is, and what its job
+reads and is given), `jobs` (every rule: on a GPU or on CPUs, and how the bill prices its jobs), `resources` (what a
+job asks a cluster for) and `targets` (what each paper table, figure, leaderboard and report page reads); `cost`,
+`step_times` and `bill` price the jobs of a DAG (`sentaug cost`), `planned` lists them (a Snakemake dry run).
 
 Runs are keyed by (scale, paper, backbone, method, seed). Only paper scale applies the papers' own training
 recipes, so below it a method's run does not depend on the paper and every paper's tables share one run:
@@ -11,7 +14,8 @@ its paper component is `shared` (SimCSE is trained once per backbone and seed, n
 """
 # What the Snakefile, tests and benchmarks import; TRAIN_RESOURCES because config.yaml and the config schema
 # name it here as the training defaults.
-from .paths import SUITES, TRAIN_RESOURCES, data_folders, parse_token_key, token_key
+from .paths import data_folders, parse_token_key, token_key
+from .resources import TRAIN_RESOURCES
 from .targets import Workflow
 
-__all__ = ["SUITES", "TRAIN_RESOURCES", "Workflow", "data_folders", "parse_token_key", "token_key"]
+__all__ = ["TRAIN_RESOURCES", "Workflow", "data_folders", "parse_token_key", "token_key"]

@@ -1,27 +1,31 @@
-"""`sentaug cost`: the bill of a set of targets before launch. Snakemake resolves the targets' DAG from the
-Snakefile (the workflow's own target resolution, `sentaug.workflow.Workflow`), and every job of it is
-priced with `sentaug.workflow.cost` on one device's step-time table: training runs, GLUE fine-tuning,
-evaluation suites, analyses and retrieval indexes. Jobs already built (Snakemake would not rerun them) are
-listed apart, with what their runs actually took (`train_seconds` in each run's train_summary.json).
+"""`sentaug cost`: the bill of a set of targets before launch. Snakemake's dry run lists the targets' jobs
+(sentaug.workflow.planned: every job of their DAG, and those it would run), and every job of a rule on a GPU
+(sentaug.workflow.jobs declares which and how each is priced) is priced with `sentaug.workflow.cost` on one device's
+step-time table: training runs, GLUE fine-tuning, evaluation suites, analyses and retrieval indexes. Jobs already
+built (Snakemake would not rerun them) are listed apart, with what their runs actually took (`train_seconds` in
+each run's train_summary.json).
 """
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections import defaultdict
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
+from .. import config as sc
+from ..choices import Mistake, unknown
 from . import cost
+from .jobs import EVAL, GLUE, TRAIN, rule_kind
+from .planned import PlannedJob, planned_and_new
 from .step_times import StepTimes, known_devices
 
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_DEVICE = "h200"
-GPU_KINDS = ("train", "glue", "eval")     # priced on the device; the other jobs run on CPUs
-STS_RULES = {"evaluate_run", "evaluate_run_pooler", "evaluate_run_lowercase", "evaluate_pretrained"}
-SUITE_RULES = {"evaluate_suite", "evaluate_suite_pretrained"}
-ANALYSIS_RULES = {"augmentation_analysis_run", "augmentation_analysis_pretrained"}
-PROJECTION_RULES = {"projection_run", "projection_pretrained"}
+GPU_KINDS = (TRAIN, GLUE, EVAL)     # the bill's columns of jobs priced on the device; the other jobs run on CPUs
 
 
 @dataclass
@@ -31,8 +35,13 @@ class JobCost:
     label: str
     built: bool
     projection: cost.Projection | None = None
-    actual_s: float | None = None               # a built run's train_seconds
+    actual_s: float | None = None               # what a built job took (_actual)
     actual_device: str | None = None
+
+    @property
+    def wildcards(self) -> dict[str, str]:
+        """The job's wildcards, as its label names them (PlannedJob.key)."""
+        return dict(part.split("=", 1) for part in self.label.split(":", 1)[1].split(",") if part)
 
 
 @dataclass
@@ -56,84 +65,73 @@ class Bill:
         return self.total(keys, "train", built) / self.sharing
 
 
-def _job_key(job) -> str:
-    return f"{job.rule.name}:" + ",".join(f"{k}={v}" for k, v in sorted(job.wildcards_dict.items()))
+def snakefile_config(workdir: Path, configfiles=(), overrides: dict | None = None) -> dict:
+    """The configuration the Snakefile runs with: its config.yaml, then each of `configfiles`, then `overrides`
+    (as `--config`), merged as Snakemake merges them, validated with the schema's defaults filled in."""
+    from snakemake.utils import update_config, validate
+
+    import sentaug.config as sc
+
+    config = sc.load_yaml(Path(workdir) / "config.yaml")
+    for path in configfiles:
+        update_config(config, sc.load_yaml(path))
+    update_config(config, dict(overrides or {}))
+    validate(config, str(sc.SCHEMA_PATH))
+    return config
 
 
-@contextmanager
-def _snakemake_dag(targets: list[str], config: dict, configfiles, workdir: Path):
-    """(the workflow's Snakefile globals, its config, the DAG of `targets`) as Snakemake resolves them,
-    without running or locking anything. Snakemake reads a Snakefile into the globals of its own module
-    snakemake.workflow (the Snakefile's `Workflow`, sentaug's, replaces Snakemake's there): they are put
-    back when done, so that a second bill in the same process finds Snakemake as it was."""
-    from snakemake.api import SnakemakeApi     # before snakemake.workflow (which cannot be imported first)
-    import snakemake.workflow
-    from snakemake.settings.types import ConfigSettings, DAGSettings, OutputSettings, Quietness, ResourceSettings
-
-    module_globals = vars(snakemake.workflow)
-    saved = dict(module_globals)
+def _dag(targets: list[str], configfiles, overrides: dict, workdir: Path) -> tuple[list[PlannedJob], set[str]]:
+    """Every job of the targets' DAG and the keys of those to run, from Snakemake's dry runs with this
+    configuration (`overrides` go last, as a configuration file: Snakemake merges it as it would --config)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+        yaml.safe_dump(overrides, f)
     try:
-        with SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
-            wf_api = api.workflow(resource_settings=ResourceSettings(cores=1), snakefile=workdir / "Snakefile",
-                                  config_settings=ConfigSettings(config=config, configfiles=[Path(c) for c in configfiles]),
-                                  workdir=workdir)
-            wf_api.dag(DAGSettings(targets=set(targets)))
-            workflow = wf_api._workflow
-            try:
-                workflow._prepare_dag(forceall=False, ignore_incomplete=True, lock_warn_only=True)
-                workflow._build_dag()
-            except Exception as e:     # Snakemake's own message names what it could not resolve
-                raise ValueError(f"cannot resolve {' '.join(targets)}: {str(e).rstrip('.')}. Targets are `all`, a table "
-                                 f"(<results>/tables/<paper>/<table>.tex), a figure (<results>/figures/<paper>/"
-                                 f"<figure>.pdf), a leaderboard (<results>/tables/<board>.tex) or another "
-                                 f"output of the workflow") from None
-            yield dict(workflow.globals), workflow.config, workflow.dag
+        return planned_and_new([*targets, "--configfile", *map(str, configfiles), f.name], workdir)
+    except Mistake:             # a mistyped target: our answer alone
+        raise
+    except ValueError as e:     # Snakemake's own message names what it could not resolve
+        raise ValueError(f"cannot resolve {' '.join(targets)}: {str(e).rstrip('.')}. Targets are `all`, a table "
+                         f"(<results>/tables/<paper>/<table>.tex), a figure (<results>/figures/<paper>/"
+                         f"<figure>.pdf), a leaderboard (<results>/tables/<board>.tex) or another "
+                         f"output of the workflow") from None
     finally:
-        module_globals.clear()
-        module_globals.update(saved)
+        os.unlink(f.name)
 
 
-def _target_jobs(dag, target: str, workdir: Path):
-    if target == "all":
-        return [j for j in dag.targetjobs if j.rule.name == "all"]
-    path = Path(target) if Path(target).is_absolute() else workdir / target
-    return [j for j in dag.targetjobs if any(Path(f).resolve() == path.resolve() if Path(f).is_absolute()
-                                             else (workdir / f).resolve() == path.resolve() for f in j.output)]
+def _target_jobs(jobs: list[PlannedJob], target: str, workdir: Path) -> list[PlannedJob]:
+    """The jobs of the DAG a target needs: the job that makes it and those it depends on (each once)."""
+    made_by = {os.path.normpath(workdir / f): job for job in jobs for f in job.output}
+    root = [j for j in jobs if j.rule == "all"] if target == "all" else \
+        [made_by[p] for p in [os.path.normpath(workdir / target)] if p in made_by]
+    needed, queue = {}, list(root)
+    while queue:
+        job = queue.pop()
+        if job.key in needed:
+            continue
+        needed[job.key] = job
+        for f in job.input:
+            path = os.path.normpath(workdir / f)
+            while path not in made_by and os.path.dirname(path) != path:    # a file inside a folder a job makes
+                path = os.path.dirname(path)
+            if path in made_by:
+                queue.append(made_by[path])
+    return list(needed.values())
 
 
-def _price(job, W, times: StepTimes, config: dict) -> tuple[str, cost.Projection | None]:
-    rule, w = job.rule.name, job.wildcards_dict
-    shape = (lambda name: cost.backbone_shape(config, name))
-    if rule == "train":
-        spec = W.run_spec(w["paper"], w["backbone"], w["method"], int(w["seed"]))
-        return "train", cost.project_run(W, spec, times, config)
-    if rule in STS_RULES:
-        return "eval", cost.project_suite(times, shape(w["backbone"]), "sts")
-    if rule in SUITE_RULES and w["suite"] == "glue" or rule == "evaluate_glue_pretrained_options":
-        steps = {"demo": 20, "small": 100}.get(W.scale)       # Workflow.suite_args: `--max-steps` below paper scale
-        rdrop = "rdrop" in w.get("options", "")
-        return "glue", cost.project_glue(times, shape(w["backbone"]), W.glue_tasks, steps, rdrop)
-    if rule in SUITE_RULES:
-        return "eval", cost.project_suite(times, shape(w["backbone"]), w["suite"])
-    if rule in ANALYSIS_RULES:    # each changed pair embedded, and scored by GPT-2's perplexity
-        n = 2 * W.augmentation_analysis_sample() * len(W.augmentation_set(w["set"]))
-        p = cost.project_embedding(times, shape(w["backbone"]), n, ["sample size as an upper bound"])
-        lm = cost.project_embedding(times, cost.workload()["shapes"]["gpt2"], n)
-        return "eval", cost.Projection(p.seconds + lm.seconds - cost.STARTUP_S, 0, {"sentences": 2 * n}, p.basis)
-    if rule in PROJECTION_RULES:
-        n = 2 * int(w["sample"]) * len(W.projection_augmentations(w["augs"]))
-        return "eval", cost.project_embedding(times, shape(w["backbone"]), n, ["sample size as an upper bound"])
-    if rule == "index":
-        return "eval", cost.project_index(times, shape(w["backbone"]), w["corpus"])
-    return "cpu", None
+def _price(job: PlannedJob, W, times: StepTimes) -> tuple[str, cost.Projection | None]:
+    kind = rule_kind(job.rule)
+    return kind.price(W, job.wildcards, times) if kind.price else ("cpu", None)
 
 
-def _actual(job) -> tuple[float | None, str | None]:
-    summary = Path(job.output[0]) / "train_summary.json"
-    if not summary.is_file():
+def _actual(job: PlannedJob, kind: str, workdir: Path) -> tuple[float | None, str | None]:
+    """(seconds, device) a built job took: a run's `train_seconds` (its train_summary.json), an evaluation's or
+    GLUE fine-tuning's `seconds` (its result JSON); None where its output records none."""
+    path = workdir / job.output[0]
+    path = path / "train_summary.json" if kind == TRAIN else path
+    if path.suffix != ".json" or not path.is_file():
         return None, None
-    data = json.loads(summary.read_text(encoding="utf-8"))
-    return data.get("train_seconds"), data.get("device")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data.get("train_seconds" if kind == "train" else "seconds"), data.get("device")
 
 
 def compute_bill(targets: list[str], scale: str | None = None, device: str | None = None, config: dict | None = None,
@@ -141,39 +139,38 @@ def compute_bill(targets: list[str], scale: str | None = None, device: str | Non
                  workdir: Path = ROOT) -> Bill:
     """The bill of `targets` (output paths or `all`) at `scale` on `device`'s step times. What-ifs: every
     step `speedup` times faster; runs sharing GPUs with `sharing_gain` times the runs per hour of one."""
+    from .targets import Workflow
+
     if not targets:
         raise ValueError("name at least one target: `all`, or a table, figure or leaderboard output")
     for name, value in (("--speedup", speedup), ("--sharing-gain", sharing_gain)):
         if value is not None and value <= 0:
             raise ValueError(f"{name} must be positive, got {value}")
-    for name in filter(None, [device]):     # before the DAG: a typo costs no wait
-        if name not in known_devices():
-            raise ValueError(f"unknown device '{name}' (known: {', '.join(known_devices())})")
-    overrides = dict(config or {})
-    if scale:
-        overrides["scale"] = scale
-    with _snakemake_dag(targets, overrides, configfiles, Path(workdir)) as (snakefile_globals, wf_config, dag):
-        W = snakefile_globals["W"]
-        device = device or W.S.get("step_times") or DEFAULT_DEVICE
-        if device not in known_devices():
-            raise ValueError(f"unknown device '{device}' (scales.{W.scale}.step_times; known: "
-                             f"{', '.join(known_devices())})")
-        times = StepTimes.load(device).scaled(speedup)
-        jobs, bill_targets = {}, {}
-        for target in targets:
-            roots = _target_jobs(dag, target, Path(workdir))
-            if not roots:
-                raise ValueError(f"unknown target '{target}': no job of the DAG makes it")
-            keys = []
-            for job in dag.bfs(dag.dependencies, *roots):
-                key = _job_key(job)
-                keys.append(key)
-                if key not in jobs:
-                    kind, projection = _price(job, W, times, wf_config)
-                    built = not dag.needrun(job)
-                    actual, actual_device = _actual(job) if kind == "train" and built else (None, None)
-                    jobs[key] = JobCost(kind, job.rule.name, key, built, projection, actual, actual_device)
-            bill_targets[target] = keys
+    if scale and scale not in sc.scale_names():     # before the DAG, as the device: a typo costs no wait
+        raise sc.ConfigError(unknown("scale", scale, sc.scale_names()))
+    overrides = {**(config or {}), **({"scale": scale} if scale else {})}
+    workdir = Path(workdir)
+    wf_config = snakefile_config(workdir, configfiles, overrides)
+    results = wf_config.get("results", "results")       # as the Snakefile reads it: from the working directory
+    W = Workflow(wf_config, results=results if Path.cwd() == workdir.resolve() else str(workdir / results))
+    device = device or W.S.get("step_times") or DEFAULT_DEVICE
+    if device not in known_devices():       # before the DAG: a typo costs no wait
+        where = "" if device != W.S.get("step_times") else f"scales.{W.scale}.step_times; "
+        raise ValueError(unknown("device", device, known_devices(), f" ({where.rstrip('; ')})" if where else ""))
+    times = StepTimes.load(device).scaled(speedup)
+    dag, new = _dag(targets, configfiles, overrides, workdir)
+    jobs, bill_targets = {}, {}
+    for target in targets:
+        needed = _target_jobs(dag, target, workdir)
+        if not needed:
+            raise ValueError(f"unknown target '{target}': no job of the DAG makes it")
+        for job in needed:
+            if job.key not in jobs:
+                kind, projection = _price(job, W, times)
+                built = job.key not in new
+                actual, actual_device = _actual(job, kind, workdir) if kind in GPU_KINDS and built else (None, None)
+                jobs[job.key] = JobCost(kind, job.rule, job.key, built, projection, actual, actual_device)
+        bill_targets[target] = [job.key for job in needed]
     k = W.runs_per_gpu()
     sharing = times.sharing(k) if sharing_gain is None else sharing_gain
     notes = [] if k == 1 or sharing != 1.0 else [
@@ -210,11 +207,11 @@ def setting_rows(bill: Bill) -> list[dict]:
     groups = defaultdict(list)
     for j in bill.jobs.values():
         if j.kind == "train" and not j.built:
-            w = dict(part.split("=", 1) for part in j.label.split(":", 1)[1].split(","))
+            w = j.wildcards
             groups[(w["backbone"], j.projection.steps, round(j.projection.parts["step_ms"], 1))].append(j)
     rows = []
-    for (backbone, steps, step_ms), js in sorted(groups.items(), key=lambda kv: -sum(j.projection.seconds
-                                                                                   for j in kv[1])):
+    for (backbone, steps, step_ms), js in sorted(groups.items(), key=lambda kv: (-sum(j.projection.seconds
+                                                                                    for j in kv[1]), kv[0])):
         rows.append({"backbone": backbone, "steps": steps, "step_ms": step_ms, "runs": len(js),
                      "h_per_run": js[0].projection.seconds / 3600, "h": sum(j.projection.seconds for j in js) / 3600,
                      "measured": sum(j.projection.measured for j in js)})
@@ -255,9 +252,11 @@ def format_bill(bill: Bill, runs: bool = False) -> str:
             cpu[j.rule] += 1
     new = [j for j in bill.jobs.values() if j.kind in GPU_KINDS and not j.built]
     extrapolated = sum(j.projection.seconds for j in new if not j.projection.measured)
+    bounded = sum(j.projection.seconds for j in new if j.projection.sizes)
     total = sum(j.projection.seconds for j in new)
-    out += ["", f"Extrapolated: {extrapolated / total:.0%} of the new device-hours (the rest measured settings)"
-            if total else "Nothing new to run on the device.",
+    out += ["", f"Extrapolated: {extrapolated / total:.0%} of the new device-hours (the rest priced from measured "
+                f"step times and start-ups); sizes estimated or upper bounds (caches not built yet): "
+                f"{bounded / total:.0%}" if total else "Nothing new to run on the device.",
             "Not in device-hours: the CPU jobs (" + ", ".join(f"{n} {r}" for r, n in sorted(cpu.items())) + ")"
             if cpu else "", "and the suites' classifiers and K-means (CPU). Evaluations: their embeddings only.",
             *[f"Note: {n}" for n in bill.notes]]
@@ -266,9 +265,11 @@ def format_bill(bill: Bill, runs: bool = False) -> str:
         for j in sorted(bill.jobs.values(), key=lambda j: j.label):
             if j.kind in GPU_KINDS:
                 p = j.projection
-                actual = f", took {j.actual_s:,.0f} s on {j.actual_device}" if j.actual_s is not None else ""
+                actual = (f", took {j.actual_s:,.0f} s" + (f" on {j.actual_device}" if j.actual_device else "")
+                          if j.actual_s is not None else "")
                 out.append(f"  {'built' if j.built else 'new':<5} {j.label}: {p.steps:,} steps, {p.seconds:,.0f} s"
-                           f"{actual}" + (f"  [{'; '.join(p.basis)}]" if p.basis else "  [measured]"))
+                           f"{actual}" + (f"  [{'; '.join(p.basis)}]" if p.basis else "  [measured]")
+                           + (f"  sizes: {'; '.join(p.sizes)}" if p.sizes else ""))
     return "\n".join(line for line in out if line is not None)
 
 
@@ -284,7 +285,7 @@ def add_cost_command(sub) -> None:
                                     "projected device-hours, GLUE and evaluations")
     c.add_argument("targets", nargs="+", help="`all`, or outputs: results/tables/<paper>/<table>.tex, "
                                               "results/figures/<paper>/<figure>.pdf, results/tables/<board>.tex")
-    c.add_argument("--scale", help="demo, small or paper (default: config.yaml's `scale`)")
+    c.add_argument("--scale", help=f"{', '.join(sc.scale_names())} (default: config.yaml's `scale`)")
     c.add_argument("--device", help=f"step-time table (src/sentaug/resources/step_times/<device>.yaml; default: "
                                     f"scales.<scale>.step_times, else {DEFAULT_DEVICE})")
     c.add_argument("--config", nargs="*", metavar="KEY=VALUE", help="config overrides, as snakemake --config")
@@ -299,8 +300,8 @@ def add_cost_command(sub) -> None:
                         "(default: the table's measured gain for the scale's runs_per_gpu, else none)")
     c.add_argument("--runs", action="store_true", help="also list every job priced on the device")
     c.add_argument("--front-page", action="store_true",
-                   help="also write the report's front page with this bill (<results>/report/front.<scale>.rst, "
-                        "which `make report` shows)")
+                   help="also write what the report's front page shows, as data: this bill, the paper scale's and "
+                        "the paper tables' files (<results>/report/bill.<scale>.json, which `make report` renders)")
     c.set_defaults(func=cmd_cost)
 
 
@@ -314,7 +315,9 @@ def cmd_cost(a) -> None:
     bill = compute_bill(a.targets, a.scale, a.device, config, [*snakemake.configfile, *a.configfile], a.speedup,
                         a.sharing_gain)
     print(format_bill(bill, runs=a.runs))
-    if a.front_page:
-        from ..report.front_page import write_front_page
+    if a.front_page:     # the front page sets the build beside the paper scale's projection
+        from .report_data import write_report_data
 
-        print(f"front page: {write_front_page(bill, bill.paths.report_front_page_file())}")
+        paper = bill if bill.scale == "paper" else compute_bill(
+            a.targets, "paper", a.device, config, [*snakemake.configfile, *a.configfile], a.speedup, a.sharing_gain)
+        print(f"front page data: {write_report_data(bill, paper)}")

@@ -1,20 +1,27 @@
 """What one job of the workflow costs on a device: a training run, a GLUE fine-tuning, an evaluation, a
 retrieval index. Projected from the step-time table of the device (`sentaug.workflow.step_times`) and the
 sizes of the work (`src/sentaug/resources/workload.yaml`); `sentaug.workflow.bill` adds them up over the
-jobs of a DAG, and `train_runtime_minutes` is what a training job asks SLURM for.
+jobs of a DAG, and `train_runtime_minutes` is what a job on a GPU (a training run, an index, an evaluation) asks
+SLURM for.
 
 A training run of `steps` optimizer steps costs
 
     start-up + steps x SimCSE's step time x the method's overhead
              + its dev evaluations x (one STS-B dev evaluation + keeping the best model on the device)
              + one best-model write at the end
-             + its checkpoints x (3 best-model writes (model and AdamW's two moments) + the best model's write)
+             + its checkpoints x (3 best-model writes (model and AdamW's two moments) + the best model's write,
+                                  or the table's measured `checkpoint_ms`)
 
 (on the GPU the trainer keeps the best model on the device and writes it with each checkpoint and at the end;
 a table without a measured device copy counts a write at every evaluation, as the trainer did before)
 
-with the dev evaluation and the writes scaled by the backbone's FLOP ratio to the measured bert-base. Every
-projection lists what in it was not measured (`basis`); a projection with an empty basis is measured.
+with the dev evaluation and the writes scaled by the backbone's FLOP ratio to the measured bert-base. A GLUE job
+costs its start-up, each task's one-off work and its steps at the table's measured GLUE step (`project_glue`);
+an evaluation its start-up and its sentences at the measured bf16 embedding rate (`project_embedding`). The
+start-up is the table's measured one where it has one (`startup_s`), else STARTUP_S. Every projection lists
+what in its time was not measured (`basis`: extrapolated step times, estimated start-ups); a projection with an
+empty basis is measured. What in its size is not counted from the data (`sizes`: an estimated size, an upper
+bound until the caches it depends on are built) is listed apart: those are the job's work, not its speed.
 """
 from __future__ import annotations
 
@@ -28,17 +35,18 @@ from pathlib import Path
 import yaml
 
 from ..config import split_variant
+from ..train.run_length import total_steps
 from .step_times import StepTimes, flops_per_token
 
 WORKLOAD = Path(str(resources.files("sentaug") / "resources" / "workload.yaml"))
 # Seconds before a job's first step: Python, torch and CUDA start, backbone and token tables load (~6 s at
 # wiki1m scale, benchmarks/gpu_notes.md), and the first steps' one-off work on the GPU: the prefetching workers
 # start, 3 eager warm-up steps, the graph's capture (measured on an H200: 1.4-3.0 s in a fresh process,
-# benchmarks/gpu_notes.md). The process start is not measured on a GPU: an estimate.
+# benchmarks/gpu_notes.md). An estimate, counted where the table has no measured start-up (`startup_s`).
 STARTUP_S = 30.0
 # Writing a resumable checkpoint writes the model and AdamW's two moments: three best-model writes.
 CHECKPOINT_WRITES = 3
-# The runtime a training job asks SLURM for: the projection times RUNTIME_FACTOR plus RUNTIME_EXTRA_MIN, at least
+# The runtime a GPU job asks SLURM for: the projection times RUNTIME_FACTOR plus RUNTIME_EXTRA_MIN, at least
 # RUNTIME_FLOOR_MIN (queue start-up, a slow node) and at most RUNTIME_CAP_MIN (a common GPU partition limit; a
 # longer run resumes from its last checkpoint when requeued: profiles/slurm restarts a job once).
 RUNTIME_FACTOR, RUNTIME_EXTRA_MIN, RUNTIME_FLOOR_MIN, RUNTIME_CAP_MIN = 1.5, 10, 15, 2880
@@ -56,6 +64,19 @@ def workload() -> dict:
     return yaml.safe_load(WORKLOAD.read_text(encoding="utf-8"))
 
 
+def startup_s(times: StepTimes, job: str = "evaluation") -> float:
+    """Seconds before a job's first step or sentence: the table's measured start-up of that kind of job
+    (`startup: {evaluation_s: ...}`: a fresh process's Python, imports and model load on the device), else
+    STARTUP_S."""
+    return float((times.table.get("startup") or {}).get(f"{job}_s", STARTUP_S))
+
+
+def startup_basis(times: StepTimes, job: str = "evaluation") -> list[str]:
+    """What `startup_s` says of its figure where it is not measured."""
+    measured = f"{job}_s" in (times.table.get("startup") or {})
+    return [] if measured else [f"{job} start-up estimated at {STARTUP_S:g} s (not measured on {times.device})"]
+
+
 def backbone_shape(config: dict, name: str) -> dict:
     """{arch, layers, hidden, intermediate} of a backbone (config name): its `size` for a random one, else the
     published configuration in workload.yaml."""
@@ -70,11 +91,13 @@ def backbone_shape(config: dict, name: str) -> dict:
 
 @dataclass
 class Projection:
-    """Projected seconds of one job, its parts, and what in it was not measured."""
+    """Projected seconds of one job, its parts, what in its time was not measured (`basis`) and what in its size
+    is an estimate or an upper bound (`sizes`)."""
     seconds: float
     steps: int = 0
     parts: dict = field(default_factory=dict)
     basis: list[str] = field(default_factory=list)
+    sizes: list[str] = field(default_factory=list)
 
     @property
     def measured(self) -> bool:
@@ -102,7 +125,7 @@ def run_examples(paths, spec: dict) -> tuple[int, list[str]]:
     caches' stats, else all lines, an upper bound)."""
     if spec["positive"]["source"] == "nli":
         name = spec["positive"]["triplets"]
-        stats = Path(paths.triplets_file(name)).with_suffix(".json")
+        stats = Path(paths.triplets_stats_file(name))
         if stats.is_file():
             return int(json.loads(stats.read_text())["n"]), []
         sizes = [_count("examples", part) for part in name.split(".as_")]
@@ -122,6 +145,28 @@ def run_examples(paths, spec: dict) -> tuple[int, list[str]]:
         else:
             basis.append(f"only lines {augmentation} changed: all {n} lines counted (its cache is not built)")
     return n, basis
+
+
+def step_setting(spec: dict) -> str:
+    """What decides a training step's device time, as the step-time table's measured `settings` are keyed:
+    `<backbone>/b<batch>/L<length>/<work>`, the work being the texts and objectives the step adds to SimCSE's
+    two views (`retrieved<s>`: s retrieved negatives per anchor; `hard_negative`: one cached or NLI negative
+    per anchor; each objective by name, MLM with its number of masked copies; a contrastive loss other than
+    InfoNCE). What a method changes on the host alone (where its positives come from, sampling modes,
+    proportions, dropout rates) does not change the key: runs that differ only there share one measurement."""
+    negatives = spec["negatives"]
+    work = []
+    if negatives["source"] == "retrieved":
+        work.append(f"retrieved{int(negatives.get('s', 1))}")
+    elif negatives["source"] != "in_batch":
+        work.append("hard_negative")
+    for objective in spec.get("objectives") or []:
+        work.append(objective["name"] + (f"x{int(objective.get('copies', 1))}" if objective["name"] == "mlm" else ""))
+    contrastive = spec.get("contrastive") or "infonce"
+    contrastive = contrastive if isinstance(contrastive, str) else contrastive["name"]
+    if contrastive != "infonce":
+        work.append(contrastive)
+    return f"{spec['backbone']}/b{spec['batch_size']}/L{spec['max_seq_length']}/{'+'.join(work) or 'simcse'}"
 
 
 def method_overhead(times: StepTimes, spec: dict, setting: str) -> tuple[float, list[str]]:
@@ -160,61 +205,87 @@ def method_overhead(times: StepTimes, spec: dict, setting: str) -> tuple[float, 
 def project_run(paths, spec: dict, times: StepTimes, config: dict) -> Projection:
     """Seconds of one training run (a resolved spec) on the table's device, from scratch."""
     shape = backbone_shape(config, spec["backbone"])
-    n, basis = run_examples(paths, spec)
-    steps = spec["max_steps"] or spec["epochs"] * math.ceil(n / spec["batch_size"])
-    step = times.step_ms(shape, spec["batch_size"], spec["max_seq_length"])
-    overhead, method_basis = method_overhead(times, spec, f"{times.reference(shape['arch'])}/{spec['batch_size']}")
+    n, sizes = run_examples(paths, spec)
+    steps = total_steps(spec, n)
+    measured = times.setting(step_setting(spec))
+    if measured is not None:        # this setting's own step, timed at its real shape
+        step, overhead, method_basis = measured, 1.0, []
+    else:
+        step = times.step_ms(shape, spec["batch_size"], spec["max_seq_length"])
+        overhead, method_basis = method_overhead(times, spec, f"{times.reference(shape['arch'])}/{spec['batch_size']}")
     evals = steps // spec["eval_steps"] + (1 if steps % spec["eval_steps"] else 0)
     checkpoints = steps // spec["save_steps"]
     ratio = _flop_ratio(times, shape)
     write_s = times.evaluation("best_write_ms") / 1000 * ratio
     kept = "best_snapshot_ms" in times.table["evaluation"]     # the best model kept on the device
     keep_s = times.evaluation("best_snapshot_ms") / 1000 * ratio if kept else write_s
-    parts = {"startup": STARTUP_S, "steps": steps * step.ms * overhead / 1000,
+    measured_checkpoint = times.table["evaluation"].get("checkpoint_ms")
+    checkpoint_s = (measured_checkpoint / 1000 * ratio if measured_checkpoint is not None
+                    else (CHECKPOINT_WRITES + kept) * write_s)      # measured, else counted in best-model writes
+    parts = {"startup": startup_s(times, "training"), "steps": steps * step.ms * overhead / 1000,
              "dev": evals * (times.evaluation("dev_ms") / 1000 * ratio + keep_s) + (write_s if kept else 0.0),
-             "checkpoints": checkpoints * (CHECKPOINT_WRITES + kept) * write_s}
+             "checkpoints": checkpoints * checkpoint_s}
     return Projection(sum(parts.values()), steps, {**parts, "step_ms": step.ms * overhead},
-                      basis + step.basis + method_basis)
+                      step.basis + method_basis + startup_basis(times, "training"), sizes)
 
 
 def train_runtime_minutes(projection: Projection, runs_per_gpu: int = 1, sharing: float = 1.0) -> int:
-    """The runtime (minutes) a training job asks SLURM for: its projection with the safety margin, each of
-    `runs_per_gpu` runs sharing a GPU taking runs_per_gpu / `sharing` times as long (sharing: the measured
+    """The runtime (minutes) a job on a GPU asks SLURM for: its projection with the safety margin; for training,
+    each of `runs_per_gpu` runs sharing a GPU taking runs_per_gpu / `sharing` times as long (sharing: the measured
     gain in runs per hour; 1 when not measured)."""
     minutes = projection.seconds / 60 * runs_per_gpu / sharing
     return int(min(RUNTIME_CAP_MIN, max(RUNTIME_FLOOR_MIN, math.ceil(RUNTIME_FACTOR * minutes + RUNTIME_EXTRA_MIN))))
 
 
-def project_embedding(times: StepTimes, shape: dict, sentences: int, basis=()) -> Projection:
-    """Embedding `sentences` sentences (as the STS-B dev evaluation does: fp32, batches of 128)."""
-    ms = times.evaluation("dev_ms") / times.evaluation("dev_sentences") * _flop_ratio(times, shape)
-    return Projection(STARTUP_S + sentences * ms / 1000, 0, {"sentences": sentences}, list(basis))
+def project_embedding(times: StepTimes, shape: dict, sentences: int, sizes=(), precision: str = "bf16") -> Projection:
+    """Embedding `sentences` sentences in one job: its start-up, then the sentences at the table's measured
+    bf16 rate (`embedding`, an evaluation's default on a GPU), or at the STS-B dev evaluation's rate (batches of
+    128) for `precision` fp32 (the index) or where no bf16 rate was measured (the basis says so)."""
+    rate, basis = times.table.get("embedding"), startup_basis(times)
+    if precision == "bf16" and rate:
+        ms = float(rate["ms_per_sentence"])
+    else:
+        ms = times.evaluation("dev_ms") / times.evaluation("dev_sentences")
+        if precision == "bf16":
+            basis.append("embedding at the STS-B dev evaluation's rate (no evaluation embedding rate measured)")
+    ms *= _flop_ratio(times, shape)
+    return Projection(startup_s(times) + sentences * ms / 1000, 0, {"sentences": sentences, "ms_per_sentence": ms},
+                      basis, list(sizes))
 
 
 def project_suite(times: StepTimes, shape: dict, suite: str) -> Projection:
     """An evaluation suite's embeddings; its classifiers and K-means run on the CPU and are not counted."""
-    n, basis = _count("suite_sentences", suite)
-    return project_embedding(times, shape, n, basis + ["embedding time from the STS-B dev evaluation's"])
+    n, sizes = _count("suite_sentences", suite)
+    return project_embedding(times, shape, n, sizes)
 
 
 def project_glue(times: StepTimes, shape: dict, tasks, max_steps: int | None, rdrop: bool) -> Projection:
-    """GLUE fine-tuning of every task (batch 32, 3 epochs or `max_steps` each, pairs of at most 128 tokens
-    counted at 128; R-drop runs two forward passes)."""
-    steps, basis = 0, [f"GLUE steps as SimCSE steps of {GLUE_BATCH} x {GLUE_LENGTH} tokens"]
+    """GLUE fine-tuning of every task (batch 32, 3 epochs or `max_steps` each): the job's start-up, each task's
+    one-off work (tokenizing, warm-up steps, a CUDA graph per length bucket) and its steps, each at the table's
+    measured GLUE step of the widest bucket (`glue`: pairs of at most 128 tokens, an upper bound), with R-drop's
+    second pass where asked. A table without it counts the steps as SimCSE steps of 32 x 128 tokens (R-drop
+    twice that) and says so."""
+    tasks, steps, basis, sizes = list(tasks), 0, startup_basis(times), []
     for task in tasks:
         n, b = _count("glue_train", task)
         steps += max_steps or max(1, math.ceil(GLUE_EPOCHS * math.ceil(n / GLUE_BATCH)))
-        basis += b
-    # one view per example of GLUE_LENGTH tokens = SimCSE's two views of half as many examples
-    step = times.step_ms(shape, GLUE_BATCH * (2 if rdrop else 1), GLUE_LENGTH, views=1)
-    return Projection(STARTUP_S + steps * step.ms / 1000, steps, {"step_ms": step.ms}, basis + step.basis)
+        sizes += b
+    step, once = times.glue_step(shape, rdrop), 0.0
+    if step is None:
+        basis.append(f"GLUE steps as SimCSE steps of {GLUE_BATCH} x {GLUE_LENGTH} tokens")
+        # one view per example of GLUE_LENGTH tokens = SimCSE's two views of half as many examples
+        step = times.step_ms(shape, GLUE_BATCH * (2 if rdrop else 1), GLUE_LENGTH, views=1)
+    else:
+        once = len(tasks) * times.glue_task_s(shape, rdrop)
+    start = startup_s(times)
+    return Projection(start + once + steps * step.ms / 1000, steps, {"step_ms": step.ms, "startup": start,
+                                                                     "tasks_once": once}, basis + step.basis, sizes)
 
 
 def project_index(times: StepTimes, shape: dict, corpus: str) -> Projection:
     """CARDS's retrieval index: the corpus embedded, then the exact top-k, whose work grows with rows^2."""
-    n, basis = _count("examples", corpus)
-    embed = project_embedding(times, shape, n)
+    n, sizes = _count("examples", corpus)
+    embed = project_embedding(times, shape, n, precision="fp32")      # the index embeds in fp32 (its neighbours)
     knn = times.evaluation("knn_s") * (n / times.evaluation("knn_rows")) ** 2
-    return Projection(embed.seconds + knn, 0, {"sentences": n, "knn_s": knn},
-                      basis + (["top-k time scaled by rows^2 from the measured one"] if n != times.evaluation("knn_rows")
-                               else []))
+    scaled = ["top-k time scaled by rows^2 from the measured one"] if n != times.evaluation("knn_rows") else []
+    return Projection(embed.seconds + knn, 0, {"sentences": n, "knn_s": knn}, embed.basis + scaled, sizes)

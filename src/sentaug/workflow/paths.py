@@ -1,8 +1,9 @@
-"""Where the workflow keeps every output: data, caches, runs, evaluations and analyses (`Paths`), and
+"""Where the workflow keeps every output: data, caches, runs, evaluations and analyses (`PATTERNS`, `Paths`), and
 the folder names of tokenizations (`token_key`). Nothing here runs a job or reads a paper's tables."""
 from __future__ import annotations
 
 import copy
+import glob
 import json
 import re
 from pathlib import Path
@@ -11,22 +12,72 @@ from .. import config as sc
 
 SHARED_RUNS = "shared"
 LEADERBOARD = "leaderboard"    # the leaderboard's runs: no paper's recipe, at every scale
-
-# Downstream suites (`sentaug evaluate SUITE`, one JSON per model) and the data folders each reads under a
-# data root (the GLUE suite reads one folder per task of the scale: `glue/<TASK>`).
-SUITES = ["transfer", "clustering", "intent", "glue", "analysis", "cnsd", "nli", "cola"]
-SUITE_DATA = {"transfer": ["transfer"], "clustering": ["clustering"], "intent": ["intent"],
-              "analysis": ["sts", "clustering", "nli/snli_senteval"], "cnsd": ["cnsd"], "cola": ["glue/CoLA"],
-              "nli": ["nli/anli"]}   # + the folders of the scale's NLI triplet sets (Workflow.suite_data)
-# Settings of `sentaug evaluate glue` a table row may give (`glue: {rdrop: 1.0, switch_case: 0.1}`, CARDS
-# Table 6), as they appear in the result's path and on the command line.
-GLUE_OPTIONS = {"rdrop": "--rdrop", "switch_case": "--switch-case"}
 # Changed rows per augmentation in an augmentation analysis (VaSCL Fig. 3b averages 20,000 examples).
 AUGMENTATION_ANALYSIS_SAMPLE = {"demo": 500, "small": 2000, "paper": 20000, "gpu": 2000}
-# What a training job asks for unless `scales.<scale>.train_resources` says otherwise.
-TRAIN_RESOURCES = {"gpu": 0, "threads": 2, "mem_mb": 4000, "runtime": 60}
-# Threads of an evaluation or analysis job unless `scales.<scale>.eval_threads` says otherwise.
-EVAL_THREADS = 2
+
+# Every output's path under the results folder {R}, written once. `Paths.path` fills the fields in (the inputs a
+# job reads, the files a table reads); `Paths.pattern` leaves the fields it is not given as Snakemake wildcards, for
+# a rule's `output:` (rules/*.smk). {scale} is the workflow's scale unless given.
+PATTERNS = {
+    # data (sentaug/data/sources.yaml: a folder per source) and what is derived from it
+    "data_folder": "{R}/data/{origin}/{folder}",
+    "corpus": "{R}/data/{origin}/wiki/{corpus}.txt",
+    "data_stats": "{R}/analysis/data_stats/{origin}/{what}.json",
+    "triplets": "{R}/nli/{origin}/{name}.csv",
+    "triplets_stats": "{R}/nli/{origin}/{name}.json",
+    # backbones, parses, augmentation caches, token files, retrieval indexes
+    "backbone": "{R}/backbones/{backbone}",
+    "parse": "{R}/parse/{corpus}.spacy",
+    "cache": "{R}/augment/{corpus}/{augmentation}/seed{seed}.parquet",
+    "cache_stats": "{R}/augment/{corpus}/{augmentation}/seed{seed}.json",
+    "corpus_tokens": "{R}/tokens/{corpus}/{backbone}/{key}/corpus.npz",
+    "cache_tokens": "{R}/tokens/{corpus}/{backbone}/{key}/{augmentation}/seed{seed}.npz",
+    "index": "{R}/index/{corpus}/{backbone}/{pooler}/k{k}.npz",
+    "index_meta": "{R}/index/{corpus}/{backbone}/{pooler}/k{k}.json",
+    # runs: {paper} is a paper at paper scale, `shared` below it (Paths.run_paper)
+    "spec": "{R}/specs/{digest}.json",
+    "run": "{R}/runs/{scale}/{paper}/{backbone}/{method}/seed{seed}",
+    "describe": "{R}/describe/{scale}/{paper}/{backbone}/{method}/{what}.json",
+    # evaluations (sentaug.workflow.evaluations names them: `sts`, `sts.avg`, `transfer`, ...; `avg`,
+    # `transfer/avg`, `glue~rdrop=1.0/avg` for a pre-trained backbone)
+    "run_eval": "{R}/eval/{scale}/{paper}/{backbone}/{method}/seed{seed}/{evaluation}.json",
+    "pretrained_eval": "{R}/eval/pretrained/{origin}/{backbone}/{evaluation}.json",
+    # analyses behind tables and figures
+    "tokenization_effects": "{R}/analysis/tokenization_effects/{corpus}/{backbone}.json",
+    "token_pca": "{R}/analysis/token_pca/{corpus}/{backbone}.json",
+    "pretrained_augmentation_analysis":
+        "{R}/analysis/augmentations/{corpus}/{set}/pretrained/{backbone}/{pooler}.json",
+    "run_augmentation_analysis":
+        "{R}/analysis/augmentations/{corpus}/{set}/{scale}/{paper}/{backbone}/{method}/seed{seed}.json",
+    "pretrained_projection":
+        "{R}/analysis/projections/{corpus}/{augs}/{projection}-{sample}/pretrained/{backbone}/{pooler}.json",
+    "run_projection":
+        "{R}/analysis/projections/{corpus}/{augs}/{projection}-{sample}/{scale}/{paper}/{backbone}/{method}/"
+        "seed{seed}.json",
+    "census_embedding": "{R}/census/{corpus}/{augmentation}/seed{seed}.{backbone}.json",
+    "conformance": "{R}/conformance/{spacy_model}.json",
+    # tables, figures, leaderboards, comparisons and the report's pages
+    "table": "{R}/tables/{paper}/{table}.{ext}",
+    "figure": "{R}/figures/{paper}/{figure}.{ext}",
+    "census": "{R}/tables/augmentations.{ext}",
+    "board_table": "{R}/tables/{board}.{ext}",
+    "board_figure": "{R}/figures/{board}.{ext}",
+    "comparison": "{R}/tables/compare/{name}.{ext}",
+    "table_page": "{R}/report/tables/{paper}/{table}.html",
+    "figure_page": "{R}/report/figures/{paper}/{figure}.html",
+    "census_page": "{R}/report/census.html",
+    "board_page": "{R}/report/{board}.html",
+    "front_page": "{R}/report/front.{scale}.rst",
+    "bill_data": "{R}/report/bill.{scale}.json",
+    "bill_page": "{R}/report/bill.{scale}.html",
+}
+
+
+class _Wildcards(dict):
+    """Fields not given stay `{name}`: a Snakemake wildcard."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
 
 
 def data_folders() -> list[str]:
@@ -51,6 +102,35 @@ class Paths:
         self.papers = papers if papers is not None else {n: sc.load_paper(config, n) for n in config["papers"]}
         self._specs: dict[tuple, dict] = {}   # train_spec per (paper, backbone, method, seed): asked per job
 
+    def path(self, kind: str, /, **fields) -> str:
+        """The path PATTERNS[kind] with every field given (a missing one is an error naming it)."""
+        try:
+            return PATTERNS[kind].format_map({"R": self.R, "scale": self.scale, **fields})
+        except KeyError as e:
+            raise ValueError(f"path '{kind}' ({PATTERNS.get(kind, 'no such pattern')}) needs the field {e}") from None
+
+    def pattern(self, kind: str, /, **fields) -> str:
+        """PATTERNS[kind] with the results folder, the scale and `fields` filled in, the other fields left as
+        wildcards: a rule's output (`output: W.pattern("run")`)."""
+        return PATTERNS[kind].format_map(_Wildcards({"R": self.R, "scale": self.scale, **fields}))
+
+    def found(self, kind: str, /, **fields) -> list[dict[str, str]]:
+        """The fields of every existing path of PATTERNS[kind] with `fields` given, the others (the scale too)
+        taking any value: found("run", method="simcse") lists SimCSE's run folders at every scale."""
+        given = {"R": self.R, **{k: str(v) for k, v in fields.items()}}
+        parts = re.split(r"{(\w+)}", PATTERNS[kind])      # text, field, text, field, ..., text
+        pattern = "".join(glob.escape(p) if i % 2 == 0 else glob.escape(given[p]) if p in given else "*"
+                          for i, p in enumerate(parts))
+        regex = re.compile("".join(re.escape(p) if i % 2 == 0 else re.escape(given[p]) if p in given
+                                   else f"(?P<{p}>[^/]+)" for i, p in enumerate(parts)))
+        return [m.groupdict() for m in map(regex.fullmatch, sorted(glob.glob(pattern))) if m]
+
+    def folder(self, kind: str, /, **fields) -> str:
+        """The folder holding every path of PATTERNS[kind] with `fields` given: the pattern up to the path component
+        of its first other field (folder("backbone") is <results>/backbones)."""
+        pattern = self.pattern(kind, **fields)
+        return pattern[:pattern.rindex("/", 0, pattern.index("{"))] if "{" in pattern else pattern
+
     def train_spec(self, paper: str | None, paper_backbone: str, method: str, seed: int) -> dict:
         """sentaug.config.train_spec at this scale, memoised (a DAG's input functions ask for the same run's spec
         many times, and resolving a method variant validates it against the schema). Returns a copy."""
@@ -62,14 +142,15 @@ class Paths:
 
     # -- data ---------------------------------------------------------------------------------------------
     def data_root(self, origin: str | None = None) -> str:
-        return f"{self.R}/data/{origin or self.origin}"
+        """The folder holding the data folders of `origin` (the scale's: demo or official)."""
+        return self.folder("data_folder", origin=origin or self.origin)
 
     def corpus_file(self, corpus: str | None = None) -> str:
         from ..data.download import load_sources
 
         corpus = corpus or self.corpus
         origin = "demo" if corpus in load_sources()["demo"] else "official"
-        return f"{self.data_root(origin)}/wiki/{corpus}.txt"
+        return self.path("corpus", origin=origin, corpus=corpus)
 
     def corpus_language(self, corpus: str) -> str:
         """zh for a corpus some scale names as its `corpus_zh` (SimCLUE), else en."""
@@ -83,47 +164,20 @@ class Paths:
 
     def dev_data(self, spec: dict) -> str:
         """The data folder a run selects its checkpoint on: STS-B dev, or CNSD dev for a Chinese backbone."""
-        return f"{self.data_root()}/{'cnsd' if spec.get('language') == 'zh' else 'sts'}"
+        return self.data_folder("cnsd" if spec.get("language") == "zh" else "sts")
 
     def data_folder(self, folder: str, origin: str | None = None) -> str:
         """A data folder (a source of sentaug/data/sources.yaml: transfer, glue/CoLA, nli/anli, cnsd, ...)."""
-        return f"{self.data_root(origin)}/{folder}"
+        return self.path("data_folder", origin=origin or self.origin, folder=folder)
 
     def data_stats_file(self, what: str, origin: str | None = None) -> str:
         """`sentaug data-stats <what>` (sts, clustering) on the scale's data (SDA Table 2, VaSCL Table 4)."""
-        return f"{self.R}/analysis/data_stats/{origin or self.origin}/{what}.json"
+        return self.path("data_stats", origin=origin or self.origin, what=what)
 
     def data_stats_inputs(self, what: str, origin: str | None = None) -> list[str]:
         from ..data.stats import STATS_DATA
 
         return [self.data_folder(folder, origin) for folder in STATS_DATA[what]]
-
-    @property
-    def glue_tasks(self) -> list[str]:
-        """The GLUE tasks the scale fine-tunes on (`scales.<scale>.glue_tasks`; all eight when not given)."""
-        from ..data.glue import TASKS
-
-        return list(self.S.get("glue_tasks") or TASKS)
-
-    def suite_data(self, suite: str, origin: str | None = None) -> list[str]:
-        """The data folders a suite reads: the scale's own (bundled demo data at demo scale) unless `origin`."""
-        folders = [f"glue/{t}" for t in self.glue_tasks] if suite == "glue" else list(SUITE_DATA[suite])
-        if suite == "nli":      # the isomorphism part reads the scale's triplet sets (AugCSE Table 15)
-            folders += [self.nli_set_folder(name) for name in self.S.get("nli_sets", {}).values()]
-        return [self.data_folder(folder, origin) for folder in dict.fromkeys(folders)]
-
-    def suite_args(self, suite: str) -> str:
-        """Extra command-line flags of `sentaug evaluate SUITE` at this scale."""
-        if suite == "transfer":
-            return f"--mode {'test' if self.scale == 'paper' else 'fast'}"
-        if suite == "glue":
-            steps = {"demo": " --max-steps 20", "small": " --max-steps 100"}.get(self.scale, "")
-            return f"--tasks {' '.join(self.glue_tasks)}{steps}"
-        if suite == "nli":      # AugCSE Table 15: the scale's NLI triplet sets (nli: SNLI + MNLI, anli: ANLI)
-            return " ".join(f"--set {k}={v}" for k, v in self.S.get("nli_sets", {}).items())
-        if self.scale == "demo":   # seconds per model on the demo data; the numbers are not comparable anyway
-            return {"analysis": "--stackoverflow-limit 4000", "intent": "--iterations 200"}.get(suite, "")
-        return ""
 
     # -- NLI triplets (the nli training source; sentaug.data.triplets) --------------------------------------
     @staticmethod
@@ -134,11 +188,15 @@ class Paths:
 
     def triplets_file(self, name: str) -> str:
         """`<set>` or `<set>.as_<set>` (sampled down to the second set's size) -> its CSV."""
-        return f"{self.R}/nli/{self.origin}/{name}.csv"
+        return self.path("triplets", origin=self.origin, name=name)
+
+    def triplets_stats_file(self, name: str) -> str:
+        """The statistics of a triplet file (its triplets' count `n`)."""
+        return self.path("triplets_stats", origin=self.origin, name=name)
 
     def triplets_inputs(self, name: str) -> list[str]:
         """The data folders a triplet file is built from."""
-        return sorted({f"{self.data_root()}/{self.nli_set_folder(n)}" for n in name.split(".as_")})
+        return sorted({self.data_folder(self.nli_set_folder(n)) for n in name.split(".as_")})
 
     def train_corpus(self, spec: dict) -> str:
         """What a run trains on: the NLI triplet file of the nli source, else the corpus."""
@@ -148,7 +206,7 @@ class Paths:
 
     # -- models and caches --------------------------------------------------------------------------------
     def backbone_dir(self, name: str) -> str:
-        return f"{self.R}/backbones/{name}"
+        return self.path("backbone", backbone=name)
 
     def stand_in(self, paper_backbone: str) -> str:
         return sc.stand_in(self.config, paper_backbone)
@@ -160,11 +218,28 @@ class Paths:
                 return paper_name
         return actual
 
+    def parse_file(self, corpus: str) -> str:
+        """The corpus parsed with spaCy, read by every parse-based augmentation."""
+        return self.path("parse", corpus=corpus)
+
     def cache_file(self, augmentation: str, seed: int, corpus: str | None = None) -> str:
-        return f"{self.R}/augment/{corpus or self.corpus}/{augmentation}/seed{seed}.parquet"
+        return self.path("cache", corpus=corpus or self.corpus, augmentation=augmentation, seed=seed)
 
     def cache_stats(self, augmentation: str, seed: int, corpus: str | None = None) -> str:
-        return self.cache_file(augmentation, seed, corpus).replace(".parquet", ".json")
+        return self.path("cache_stats", corpus=corpus or self.corpus, augmentation=augmentation, seed=seed)
+
+    def run_tokens(self, spec: dict, backbone: str) -> list[str]:
+        """Token files of a run's fixed texts (its corpus, which holds the retrieval pool, and its caches) under
+        `backbone`'s tokenizer, shared by every run with that tokenizer."""
+        fields = {"corpus": spec["corpus"], "backbone": backbone,
+                  "key": token_key(spec["max_seq_length"], spec.get("add_tokens"))}
+        return [self.path("corpus_tokens", **fields)] + [
+            self.path("cache_tokens", **fields, augmentation=aug, seed=seed) for aug, seed in sc.method_caches(spec)]
+
+    def index_file(self, spec: dict, backbone: str) -> str:
+        """CARDS' retrieval index of a run: built with the frozen backbone it starts from, pooled as it evaluates."""
+        return self.path("index", corpus=spec["corpus"], backbone=backbone, pooler=spec["eval_pooler"],
+                         k=spec["negatives"].get("k", 64))
 
     # -- runs -----------------------------------------------------------------------------------------------
     def run_paper(self, paper: str) -> str:
@@ -188,147 +263,81 @@ class Paths:
         from ..io import atomic_path
 
         spec = self.run_spec(paper, backbone, method, seed)
-        path = Path(self.R) / "specs" / f"{sc.spec_digest(spec)}.json"
+        path = Path(self.path("spec", digest=sc.spec_digest(spec)))
         if not path.exists():
             with atomic_path(path) as tmp:
                 tmp.write_text(json.dumps(spec, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         return str(path)
 
-    def train_resources(self) -> dict:
-        """GPUs, threads, memory (MB) and run time (minutes) of a training job at this scale."""
-        return {**TRAIN_RESOURCES, **(self.S.get("train_resources") or {})}
-
-    def runs_per_gpu(self) -> int:
-        """Training runs that share one GPU (`scales.<scale>.runs_per_gpu`, default 1): only with one GPU per run."""
-        k = int(self.S.get("runs_per_gpu", 1))
-        if k > 1 and self.train_resources()["gpu"] != 1:
-            raise sc.ConfigError(f"scales.{self.scale}.runs_per_gpu is {k}: runs share a GPU only when each asks "
-                                 f"for one (scales.{self.scale}.train_resources.gpu is "
-                                 f"{self.train_resources()['gpu']})")
-        return k
-
-    def train_job_resources(self) -> dict:
-        """A training job's resources but its runtime (`train_runtime`): its GPUs and memory, and with
-        runs_per_gpu > 1 its share of a GPU. A group of runs_per_gpu such jobs goes to SLURM as one job
-        (sentaug.snakemake_hooks.share_gpus), and a group adds its jobs' numeric resources up: they ask for
-        the GPU as the string `gres` (all equal in a group, so taken once: one GPU for the group) instead of
-        the number `gpu`. `gpu_runs`, one per job, is what a local run counts against runs_per_gpu x GPUs."""
-        res = self.train_resources()
-        out = {"mem_mb": res["mem_mb"]}
-        if self.runs_per_gpu() > 1:
-            return {**out, "gres": "gpu:1", "gpu_runs": 1}
-        return {"gpu": res["gpu"], **out}
-
-    def train_runtime(self, paper: str, backbone: str, method: str, seed: int) -> int:
-        """Minutes a training job asks for: `scales.<scale>.train_resources.runtime` when given, else the run's
-        projection on the scale's device (`scales.<scale>.step_times`) with a margin
-        (sentaug.workflow.cost.train_runtime_minutes), else the default."""
-        explicit = (self.S.get("train_resources") or {}).get("runtime")
-        if explicit is not None or not self.S.get("step_times"):
-            return self.train_resources()["runtime"]
-        from .cost import project_run, train_runtime_minutes
-        from .step_times import StepTimes
-
-        if getattr(self, "_step_times", None) is None:
-            self._step_times = StepTimes.load(self.S["step_times"])
-        k = self.runs_per_gpu()
-        projection = project_run(self, self.run_spec(paper, backbone, method, seed), self._step_times, self.config)
-        return train_runtime_minutes(projection, k, self._step_times.sharing(k))
+    def run_dir(self, paper: str, backbone: str, method: str, seed: int) -> str:
+        return self.path("run", paper=self.run_paper(paper), backbone=backbone, method=method, seed=seed)
 
     def report_front_page_file(self) -> str:
-        """The report's front page with the bill (`sentaug cost all --front-page`, run by `make report`)."""
-        return f"{self.R}/report/front.{self.scale}.rst"
+        """The report's front page with the bill (rule report_front_page, from report_bill_data_file)."""
+        return self.path("front_page")
+
+    def report_bill_data_file(self) -> str:
+        """What the front page shows, as data (`sentaug cost all --front-page`, run by `make report`)."""
+        return self.path("bill_data")
+
+    def report_bill_page(self) -> str:
+        """The bill's own report page: its full table (rule report_front_page)."""
+        return self.path("bill_page")
+
+    def report_bill_pages(self) -> list[str]:
+        """The bill's page as a target of `all`: once `sentaug cost all --front-page` wrote the data it is rendered
+        from (that command resolves the DAG, so it cannot be a job of it)."""
+        return [self.report_bill_page()] if Path(self.report_bill_data_file()).is_file() else []
 
     def report_front_page(self, static: str) -> str:
         """The text of the report's front page: the one with this scale's bill when written, else `static`."""
         return self.report_front_page_file() if Path(self.report_front_page_file()).is_file() else static
 
-    def workers(self) -> int:
-        """Worker processes of a parse, augmentation or index job: the scale's `workers`, else the top level's."""
-        return self.S.get("workers", self.config.get("workers", 1))
-
-    def eval_threads(self) -> int:
-        """Threads of an evaluation or analysis job at this scale."""
-        return self.S.get("eval_threads", EVAL_THREADS)
-
-    def train_launcher(self) -> tuple[str, int]:
-        """(command, threads per process) of a training job: `python -m sentaug.cli`, or with more than one
-        GPU `torchrun` with one process per GPU (data parallel, `sentaug.train.distributed`), the job's
-        threads shared among them."""
-        res = self.train_resources()
-        if res["gpu"] > 1:
-            return (f"torchrun --standalone --nproc_per_node {res['gpu']} -m sentaug.cli",
-                    max(1, res["threads"] // res["gpu"]))
-        return "python -m sentaug.cli", res["threads"]
-
-    def run_dir(self, paper: str, backbone: str, method: str, seed: int) -> str:
-        return f"{self.R}/runs/{self.scale}/{self.run_paper(paper)}/{backbone}/{method}/seed{seed}"
-
+    # -- evaluations (named as sentaug.workflow.evaluations reads them) ---------------------------------------
     def run_eval(self, paper: str, backbone: str, method: str, seed: int, suite: str = "sts") -> str:
         """A trained run's evaluation JSON under its own eval pooler (sts, or a suite)."""
-        return f"{self.R}/eval/{self.scale}/{self.run_paper(paper)}/{backbone}/{method}/seed{seed}/{suite}.json"
+        return self.path("run_eval", paper=self.run_paper(paper), backbone=backbone, method=method, seed=seed,
+                         evaluation=suite)
 
     def run_eval_pooler(self, paper: str, backbone: str, method: str, seed: int, pooler: str) -> str:
         """A run's STS scores under another pooler than its own eval pooler (e.g. CLEAR Table 2's -mean rows)."""
-        return f"{self.R}/eval/{self.scale}/{self.run_paper(paper)}/{backbone}/{method}/seed{seed}/sts.{pooler}.json"
-
-    def pretrained_eval(self, backbone: str, pooler: str) -> str:
-        return f"{self.R}/eval/pretrained/{self.origin}/{backbone}/{pooler}.json"
-
-    def pretrained_suite_eval(self, backbone: str, suite: str, pooler: str, origin: str | None = None) -> str:
-        return f"{self.R}/eval/pretrained/{origin or self.origin}/{backbone}/{suite}/{pooler}.json"
+        return self.run_eval(paper, backbone, method, seed, f"sts.{pooler}")
 
     def run_eval_lowercase(self, paper: str, backbone: str, method: str, seed: int) -> str:
         """A run's STS scores with every sentence lower-cased (`evaluate sts --lowercase`, CARDS Table 4)."""
-        return f"{self.R}/eval/{self.scale}/{self.run_paper(paper)}/{backbone}/{method}/seed{seed}/sts_lowercase.json"
+        return self.run_eval(paper, backbone, method, seed, "sts_lowercase")
 
-    # -- GLUE fine-tuning ---------------------------------------------------------------------------------
-    def glue_unbuilt_reason(self) -> str | None:
-        """Why a GLUE table has empty columns at this scale (None when it runs all eight tasks)."""
-        from ..data.glue import TASKS
+    def pretrained_eval(self, backbone: str, pooler: str) -> str:
+        """A pre-trained backbone's STS scores under `pooler`."""
+        return self.path("pretrained_eval", origin=self.origin, backbone=backbone, evaluation=pooler)
 
-        if set(TASKS) <= set(self.glue_tasks):
-            return None
-        return f"not in scales.{self.scale}.glue_tasks: their training sets are not available offline"
-
-    @staticmethod
-    def glue_options(options: dict | None) -> str:
-        """The path component of a GLUE run with `options` ("rdrop=1.0~switch_case=0.1"), "" for none."""
-        unknown = sorted(set(options or {}) - set(GLUE_OPTIONS))
-        if unknown:
-            raise ValueError(f"unknown GLUE setting '{unknown[0]}' (known: {', '.join(GLUE_OPTIONS)})")
-        return "~".join(f"{k}={float(options[k])}" for k in GLUE_OPTIONS if k in (options or {}))
-
-    @staticmethod
-    def glue_option_args(options: str) -> str:
-        """Command-line flags for a path component made by `glue_options`."""
-        flags = []
-        for item in filter(None, options.split("~")):
-            key, _, value = item.partition("=")
-            if key not in GLUE_OPTIONS:
-                raise ValueError(f"unknown GLUE setting '{key}' in '{options}' (known: {', '.join(GLUE_OPTIONS)})")
-            flags.append(f"{GLUE_OPTIONS[key]} {float(value)}")
-        return " ".join(flags)
-
-    def pretrained_glue_eval(self, backbone: str, pooler: str, options: dict | None = None, **origin) -> str:
-        """GLUE fine-tuning of a pre-trained backbone, with R-drop / switch-case `options` when given."""
-        return self.pretrained_suite_eval(backbone, "glue" + (f"~{self.glue_options(options)}" if options else ""),
-                                          pooler, **origin)
+    def pretrained_suite_eval(self, backbone: str, suite: str, pooler: str, origin: str | None = None) -> str:
+        return self.path("pretrained_eval", origin=origin or self.origin, backbone=backbone,
+                         evaluation=f"{suite}/{pooler}")
 
     def describe_file(self, paper: str, backbone: str, method: str, what: str = "spec") -> str:
         """`sentaug describe <what>` of a run (its first seed): spec.json or model_size.json."""
-        return f"{self.R}/describe/{self.scale}/{self.run_paper(paper)}/{backbone}/{method}/{what}.json"
+        return self.path("describe", paper=self.run_paper(paper), backbone=backbone, method=method, what=what)
 
+    # -- analyses behind tables and figures ------------------------------------------------------------------
     def tokenization_effects_file(self, corpus: str | None = None) -> str:
         """CARDS Table 1 counts on `corpus` under the scale's RoBERTa stand-in tokenizer."""
-        return f"{self.R}/analysis/tokenization_effects/{corpus or self.corpus}/{self.stand_in('roberta-base')}.json"
+        return self.path("tokenization_effects", corpus=corpus or self.corpus,
+                         backbone=self.stand_in("roberta-base"))
 
     def token_pca_file(self, backbone: str, corpus: str | None = None) -> str:
         """CARDS Figure 1's token-embedding PCA of `backbone` (an actual backbone), frequencies from `corpus`."""
-        return f"{self.R}/analysis/token_pca/{corpus or self.corpus}/{backbone}.json"
+        return self.path("token_pca", corpus=corpus or self.corpus, backbone=backbone)
 
+    def census_embedding_file(self, augmentation: str, seed: int, backbone: str) -> str:
+        """The census's cosines between the scale's corpus lines and their augmentation under `backbone`."""
+        return self.path("census_embedding", corpus=self.corpus, augmentation=augmentation, seed=seed,
+                         backbone=backbone)
 
-    # -- analyses behind figures -----------------------------------------------------------------------------
+    def conformance_file(self) -> str:
+        """Every augmentation's agreement with the code its paper ran (`sentaug conformance`)."""
+        return self.path("conformance", spacy_model=self.config["spacy_model"])
+
     def augmentation_set(self, name: str) -> list[str]:
         return sc.augmentation_set(self.config, name, self.scale)
 
@@ -342,12 +351,13 @@ class Paths:
 
     def pretrained_augmentation_analysis(self, set_name: str, backbone: str, pooler: str) -> str:
         """`sentaug evaluate analysis --tasks augmentations` over a set, for a pre-trained backbone."""
-        return f"{self.R}/analysis/augmentations/{self.corpus}/{set_name}/pretrained/{backbone}/{pooler}.json"
+        return self.path("pretrained_augmentation_analysis", corpus=self.corpus, set=set_name, backbone=backbone,
+                         pooler=pooler)
 
     def run_augmentation_analysis(self, set_name: str, paper: str, backbone: str, method: str, seed: int) -> str:
         """... for a trained run, under its eval pooler."""
-        return (f"{self.R}/analysis/augmentations/{self.corpus}/{set_name}/{self.scale}/{self.run_paper(paper)}/"
-                f"{backbone}/{method}/seed{seed}.json")
+        return self.path("run_augmentation_analysis", corpus=self.corpus, set=set_name,
+                         paper=self.run_paper(paper), backbone=backbone, method=method, seed=seed)
 
     def projection_augmentations(self, name: str) -> list[str]:
         """A projection's augmentations: an augmentation set, or one augmentation by name."""
@@ -357,20 +367,21 @@ class Paths:
             return [name]
         raise sc.ConfigError(f"'{name}' is neither an augmentation set nor an augmentation")
 
-    def _projection_root(self, augmentations: str, method: str, sample: int) -> str:
-        return f"{self.R}/analysis/projections/{self.corpus}/{augmentations}/{method}-{sample}"
+    def projection_caches(self, name: str) -> list[str]:
+        """The caches a projection reads: the first seed's cache of each of its augmentations."""
+        return [self.cache_file(a, self.seeds[0]) for a in self.projection_augmentations(name)]
 
     def pretrained_projection(self, augmentations: str, method: str, sample: int, backbone: str,
                               pooler: str) -> str:
         """`sentaug project` output (originals and `augmentations`, first seed's caches) for a backbone."""
-        return f"{self._projection_root(augmentations, method, sample)}/pretrained/{backbone}/{pooler}.json"
+        return self.path("pretrained_projection", corpus=self.corpus, augs=augmentations, projection=method,
+                         sample=sample, backbone=backbone, pooler=pooler)
 
     def run_projection(self, augmentations: str, method: str, sample: int, paper: str, backbone: str,
                        run_method: str, seed: int) -> str:
         """... for a trained run, under its eval pooler."""
-        return (f"{self._projection_root(augmentations, method, sample)}/{self.scale}/{self.run_paper(paper)}/"
-                f"{backbone}/{run_method}/seed{seed}.json")
-
+        return self.path("run_projection", corpus=self.corpus, augs=augmentations, projection=method,
+                         sample=sample, paper=self.run_paper(paper), backbone=backbone, method=run_method, seed=seed)
 
 
 def token_key(max_length: int, add_tokens=()) -> str:

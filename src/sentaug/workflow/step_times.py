@@ -1,6 +1,7 @@
 """Measured training step times per device (`src/sentaug/resources/step_times/<device>.yaml`), how a setting
 that was not measured is extrapolated from them, and the loader that fills a table from the JSON output of
-`benchmarks/gpu_training.py`.
+`benchmarks/gpu_training.py` (and of `benchmarks/gpu_glue_eval.py`: GLUE's step, the embedding rate, the
+start-up).
 
 A table (YAML; `python -m sentaug.workflow.step_times --device h200 A.json B.json ...` writes one):
 
@@ -18,11 +19,27 @@ A table (YAML; `python -m sentaug.workflow.step_times --device h200 A.json B.jso
       dev_ms: 327.5                     best-model write, one copy of the best model kept on the device
       dev_sentences: 2909               (optional), and the exact top-k of `knn_rows` vectors
       best_write_ms: 516.8
-      best_snapshot_ms: 4.3
+      best_snapshot_ms: 4.3              (dev_ms and checkpoint_ms, a resumable checkpoint's writes, may come
+      checkpoint_ms: 3637               from a paper-length run's log: benchmarks/gpu_paper_run.py)
       knn_s: 58.31
       knn_rows: 1000000
+    glue:                               optional (benchmarks/gpu_glue_eval.py): a GLUE fine-tuning step of a
+      bert-base: {ms: 9.1, rdrop_ms: 17.2, width: 128, per_task_s: 6.1, rdrop_per_task_s: 7.4, task: RTE, ...}
+                                        backbone at batch 32, its widest length bucket (`width` tokens: a bound
+                                        for every step), without and with R-drop; each task's one-off seconds
+                                        (tokenizing, warm-up steps, one CUDA graph per bucket)
+    embedding: {ms_per_sentence: 0.05, precision: bf16, backbone: bert-base, ...}
+                                        optional: an evaluation's embedding rate (STS-B dev and a transfer task)
+    startup: {evaluation_s: 7.4, training_s: 14.2, ...}
+                                        optional: an evaluation job's fresh process (Python, imports, the model
+                                        on the device); a training job's wall time beyond its steps'
+                                        (benchmarks/gpu_paper_run.py)
+    settings:                           paper-scale training settings timed at their real shape
+      roberta-base/b512/L32/retrieved1: {ms: 95.1, path: graph, from: calibration.json}
+                                        (key: sentaug.workflow.cost.step_setting; benchmarks/gpu_calibrate.py)
 
-Extrapolation (`StepTimes.step_ms`), each use flagged in the result:
+A setting in `settings` is priced from its own measurement; any other is extrapolated (`StepTimes.step_ms`),
+each use flagged in the result:
 * batch sizes between two measured ones (a backbone's own, and those of backbones of the same shape: BERT-base
   and RoBERTa-base do the same work per token): linear in tokens per step; below the smallest measured batch, the
   smallest one's time (the step is bound by kernel launches there, not by work); above the largest, in
@@ -157,6 +174,12 @@ class StepTimes:
             ratio *= r
         return StepTime(time.ms * ratio, basis)
 
+    def setting(self, key: str) -> StepTime | None:
+        """The measured step of a paper-scale training setting (`cost.step_setting`'s key), None when the
+        table's `settings` do not hold it."""
+        row = (self.table.get("settings") or {}).get(key)
+        return StepTime(float(row["ms"])) if row else None
+
     def scaled(self, speedup: float) -> "StepTimes":
         """This table with every step `speedup` times faster than measured (a what-if)."""
         if speedup == 1.0:
@@ -165,6 +188,12 @@ class StepTimes:
         for rows in table["steps"].values():
             for row in rows.values():
                 row["ms"] = row["ms"] / speedup
+        for row in (table.get("settings") or {}).values():
+            row["ms"] = row["ms"] / speedup
+        for row in (table.get("glue") or {}).values():
+            for key in ("ms", "rdrop_ms"):
+                if key in row:
+                    row[key] = row[key] / speedup
         return StepTimes(self.name, table)
 
     def sharing(self, runs_per_gpu: int) -> float:
@@ -184,6 +213,36 @@ class StepTimes:
 
     def evaluation(self, what: str) -> float:
         return float(self.table["evaluation"][what])
+
+    def glue_step(self, shape: dict, rdrop: bool) -> StepTime | None:
+        """A GLUE fine-tuning step (batch 32, the widest bucket) on a backbone of `shape`, with R-drop or without:
+        the measured backbone of the same shape, else bert-base's scaled by the FLOPs per token; None when the
+        table has no GLUE step."""
+        rows = self.table.get("glue") or {}
+        if not rows:
+            return None
+        shapes = self.table["shapes"]
+        key = next((k for k in sorted(rows) if same_work(shapes[k], shape)), None)
+        measured = key or ("bert-base" if "bert-base" in rows else sorted(rows)[0])
+        row, basis = rows[measured], []
+        ms = row.get("rdrop_ms") if rdrop else row["ms"]
+        if ms is None:
+            ms = 2 * row["ms"]
+            basis.append("R-drop's step as two of the measured GLUE steps (not measured with R-drop)")
+        if key is None:
+            ref = shapes[measured]
+            r = flops_per_token(shape, row["width"]) / flops_per_token(ref, row["width"])
+            r = max(r, shape["layers"] / ref["layers"]) if r < 1 else r
+            basis.append(f"GLUE step of {shape_key(shape)} from {measured}'s: FLOPs per token ratio {r:.3f}")
+            ms *= r
+        return StepTime(float(ms), basis)
+
+    def glue_task_s(self, shape: dict, rdrop: bool) -> float:
+        """A GLUE task's one-off seconds (tokenizing, warm-up steps, the graphs' captures), as measured."""
+        rows = self.table.get("glue") or {}
+        row = next((rows[k] for k in sorted(rows) if same_work(self.table["shapes"][k], shape)),
+                   rows.get("bert-base") or next(iter(rows.values()), {}))
+        return float(row.get("rdrop_per_task_s" if rdrop else "per_task_s", row.get("per_task_s", 0.0)))
 
 
 def overhead_bases(rows: dict):
@@ -224,6 +283,7 @@ def table_from_benchmark(paths, device_name: str | None = None, source: str | No
     path of every file is kept, and which path and file it was; a method's overhead is the lowest measured
     ratio to SimCSE's step in the same file; evaluation times are the lowest medians."""
     steps, overhead, evaluation, lengths, devices, sharing = {}, {}, {}, set(), set(), {}
+    glue, embedding, startup, settings, glue_shapes = {}, {}, {}, {}, {}
 
     def keep(slot: dict, key, value: dict, by: str):
         if key not in slot or value[by] < slot[key][by]:
@@ -267,9 +327,29 @@ def table_from_benchmark(paths, device_name: str | None = None, source: str | No
                     if alone and r.get("train_seconds") and len(r["train_seconds"]) == r["k"]:
                         gain = r["k"] * alone / (sum(r["train_seconds"]) / r["k"])    # runs per hour, k over 1
                         sharing[r["k"]] = max(sharing.get(r["k"], 0.0), round(gain, 2))
+        for key, row in (data.get("settings") or {}).items():      # gpu_calibrate.py: paper-scale settings
+            if row.get("ms") and not data.get("args", {}).get("tiny") in (True, "True"):
+                keep(settings, key, {"ms": round(row["ms"], 3), "path": row["path"], "from": name}, "ms")
+        if data.get("startup_and_end_s") is not None and data.get("returncode") == 0:    # gpu_paper_run.py
+            startup["training_s"] = max(startup.get("training_s", 0.0), data["startup_and_end_s"])
+            parts = run_parts(data["log_elapsed"], data.get("eval_steps", 125), data.get("save_steps", 5000))
+            if parts["dev_ms"] < evaluation.get("dev_ms", math.inf):     # the trainer's own dev evaluation
+                evaluation["dev_ms"] = parts["dev_ms"]
+            if parts["checkpoints"]:
+                evaluation["checkpoint_ms"] = parts["checkpoint_ms"]
+        if "settings" in data:      # gpu_calibrate.py's GLUE steps of backbones at their real shape
+            for key, row in (data.get("glue") or {}).items():
+                if row.get("ms") and row.get("shape") and data.get("args", {}).get("tiny") not in (True, "True"):
+                    glue_key = shape_key(row["shape"])
+                    glue_shapes[glue_key] = {k: row["shape"][k] for k in ("arch", "layers", "hidden", "intermediate")}
+                    slot = glue.setdefault(glue_key, {"width": row["width"], "from": name})
+                    slot["rdrop_ms" if row["rdrop"] else "ms"] = round(row["ms"], 3)
+                    slot.setdefault("path", row.get("path"))
         knn = data.get("knn")
         if knn and knn.get("torch_s") and knn["torch_s"] < evaluation.get("knn_s", math.inf):
             evaluation.update({"knn_s": knn["torch_s"], "knn_rows": knn["n"]})
+        if "settings" not in data:
+            glue_eval_sections(data, name, f"bert-{size}", glue, embedding, startup)
     if len(lengths) > 1:
         raise ValueError(f"the benchmark files time different sequence lengths ({sorted(lengths)}): one table "
                          f"holds one length")
@@ -279,12 +359,65 @@ def table_from_benchmark(paths, device_name: str | None = None, source: str | No
     if missing:
         raise ValueError(f"the benchmark files lack {', '.join(sorted(missing))} (sections dev_eval and knn)")
     shapes = {key: {"arch": key.split("-")[0], **BENCHMARK_SHAPES[key.split("-", 1)[1]]} for key in steps}
+    shapes.update({key: glue_shapes.get(key) or {"arch": key.split("-")[0], **BENCHMARK_SHAPES[key.split("-", 1)[1]]}
+                   for key in glue})
     return {"device": device_name or ", ".join(sorted(devices)) or "unknown",
             "source": source or "benchmarks/gpu_training.py: " + ", ".join(Path(p).name for p in paths),
             "length": lengths.pop(), "shapes": shapes,
             "steps": {k: dict(sorted(v.items())) for k, v in sorted(steps.items())},
             "overhead": dict(sorted(overhead.items())), "evaluation": evaluation,
-            **({"sharing": dict(sorted(sharing.items()))} if sharing else {})}
+            **({"sharing": dict(sorted(sharing.items()))} if sharing else {}),
+            **({"glue": dict(sorted(glue.items()))} if glue else {}),
+            **({"embedding": embedding} if embedding else {}), **({"startup": startup} if startup else {}),
+            **({"settings": dict(sorted(settings.items()))} if settings else {})}
+
+
+def run_parts(log: list, eval_steps: int, save_steps: int) -> dict:
+    """A training run's time by part, from its log's (step, elapsed seconds) every few steps (`train_log.jsonl`,
+    whose elapsed time is taken before a step's dev evaluation and checkpoint): the mean step over the windows
+    holding neither; a dev evaluation (median) and a checkpoint (median, its evaluation taken off) as what the
+    windows starting at such a step took beyond their steps."""
+    import statistics
+
+    plain, evals, saves = [], [], []
+    for (s0, t0), (s1, t1) in zip(log, log[1:]):
+        if s0 and s0 % save_steps == 0:
+            saves.append((t1 - t0, s1 - s0))
+        elif s0 and s0 % eval_steps == 0:
+            evals.append((t1 - t0, s1 - s0))
+        else:
+            plain.append((t1 - t0, s1 - s0))
+    step = sum(t for t, _ in plain) / sum(n for _, n in plain)
+    dev = statistics.median(t - n * step for t, n in evals) if evals else 0.0
+    save = statistics.median(t - n * step - dev for t, n in saves) if saves else 0.0
+    return {"step_ms": round(1000 * step, 3), "dev_ms": round(1000 * dev, 1), "checkpoint_ms": round(1000 * save, 1),
+            "evaluations": len(evals) + len(saves), "checkpoints": len(saves)}
+
+
+def glue_eval_sections(data: dict, name: str, backbone: str, glue: dict, embedding: dict, startup: dict) -> None:
+    """The sections of a `benchmarks/gpu_glue_eval.py` JSON, into the table's `glue`, `embedding` and `startup`
+    (the fastest of several files): a GLUE step at its widest bucket, without and with R-drop, and a task's
+    one-off seconds; the bf16 embedding rate; the slower of an evaluation job's two start-ups."""
+    g = data.get("glue") or {}
+    row = {}
+    for part, prefix in (("rdrop_off", ""), ("rdrop_on", "rdrop_")):
+        new = (g.get(part) or {}).get("new") or {}
+        by_width = {int(w): ms for w, ms in (new.get("median_ms_by_width") or {}).items() if ms is not None}
+        if by_width:
+            width = max(by_width)
+            row.update({f"{prefix}ms": by_width[width], "width": width, f"{prefix}per_task_s": new["one_off_s"]})
+            row.setdefault("path", (new.get("step_path") or {}).get("path"))
+    if "ms" in row and ("ms" not in glue.get(backbone, {}) or row["ms"] < glue[backbone]["ms"]):
+        glue[backbone] = {**row, "task": g.get("task"), "from": name}
+    bf16 = (data.get("embedding") or {}).get("bf16") or {}
+    if bf16.get("sentences_per_s"):
+        ms = round(1000 / bf16["sentences_per_s"], 4)
+        if ms < embedding.get("ms_per_sentence", math.inf):
+            embedding.update({"ms_per_sentence": ms, "precision": "bf16", "backbone": backbone, "from": name})
+    runs = (data.get("startup") or {}).get(backbone) or {}
+    seconds = [r["total_s"] for r in runs.values() if isinstance(r, dict) and r.get("total_s")]
+    if seconds and max(seconds) < startup.get("evaluation_s", math.inf):
+        startup.update({"evaluation_s": round(max(seconds), 2), "from": name})
 
 
 HEADER = """\
@@ -307,8 +440,10 @@ def write_table(table: dict, name: str, folder: Path = TABLES) -> Path:
 def main(argv: list[str] | None = None) -> None:
     import argparse
 
-    p = argparse.ArgumentParser(description="Fill a step-time table from benchmarks/gpu_training.py JSON files.")
-    p.add_argument("files", nargs="+", help="JSON files written by benchmarks/gpu_training.py --out")
+    p = argparse.ArgumentParser(description="Fill a step-time table from benchmarks/gpu_training.py (and "
+                                            "gpu_glue_eval.py) JSON files.")
+    p.add_argument("files", nargs="+",
+                   help="JSON files written by benchmarks/gpu_training.py and gpu_glue_eval.py --out")
     p.add_argument("--device", required=True, help="the table's name, e.g. h200 (-> resources/step_times/h200.yaml)")
     p.add_argument("--device-name", help="the device as the table states it (default: the files' GPU name)")
     p.add_argument("--source", help="what measured the figures (default: the files' names)")

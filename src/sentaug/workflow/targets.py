@@ -1,16 +1,37 @@
 """Which result files each target reads: the rows of every paper table (`table_inputs`), the panels of
 every figure, the leaderboards' cells and the report pages, as declared in papers/*.yaml. `Workflow` is
-`Paths` plus these: the Snakefile expands its targets from them."""
+`Paths`, `Evaluations` and `JobResources` plus these: the Snakefile expands its targets from them."""
 from __future__ import annotations
 
 from functools import cached_property
 
 from .. import config as sc
+from ..choices import UnknownName
+from .evaluations import Evaluations
 from .paths import LEADERBOARD, Paths
+from .resources import JobResources
 
 
-class Workflow(Paths):
-    """`Paths` and the targets of the papers' tables and figures, the leaderboards and the report pages."""
+class Workflow(Paths, Evaluations, JobResources):
+    """Where every output lives (`Paths`), what each evaluation reads (`Evaluations`), what each job asks for
+    (`JobResources`), and the targets of the papers' tables and figures, the leaderboards and the report pages."""
+
+    # -- the papers' declarations (a target's wildcards name them) ------------------------------------------
+    def table_spec(self, paper: str, table: str) -> dict:
+        """`paper`'s declaration of `table`; an unknown paper or table is answered with the valid names."""
+        return self._declared(paper, "table", table)
+
+    def figure_spec(self, paper: str, figure: str) -> dict:
+        """`paper`'s declaration of `figure`; an unknown paper or figure is answered with the valid names."""
+        return self._declared(paper, "figure", figure)
+
+    def _declared(self, paper: str, kind: str, name: str) -> dict:
+        if paper not in self.papers:
+            raise UnknownName("paper", paper, self.papers)
+        declared = self.papers[paper].get(f"{kind}s") or {}
+        if name not in declared:
+            raise UnknownName(kind, name, declared, f" of paper '{paper}'")
+        return declared[name]
 
     # -- tables ---------------------------------------------------------------------------------------------
     def row_runs(self, paper: str, row: dict) -> list[tuple[str, str, str, int]]:
@@ -40,7 +61,7 @@ class Workflow(Paths):
 
         if self.missing_resources(paper, table):
             return {}
-        spec = self.papers[paper]["tables"][table]
+        spec = self.table_spec(paper, table)
         kind = table_kind(spec["kind"])
         out = {}
         for i, row in enumerate(sc.iter_rows(spec)):
@@ -70,7 +91,7 @@ class Workflow(Paths):
     def table_meta(self, paper: str, table: str) -> dict:
         from ..report.kinds import table_kind
 
-        spec = self.papers[paper]["tables"][table]
+        spec = self.table_spec(paper, table)
         kind = table_kind(spec["kind"])
         # The stand-ins of the backbones the table reads, and the corpora its rows' runs train on (or none).
         meta = self.scale_meta(kind.backbones(spec))
@@ -112,7 +133,7 @@ class Workflow(Paths):
             corpus: <scale key>           the scale must name a corpus under that key (scales.<s>.corpus_zh)
             backbones: [<paper backbone>] the scale's stand-in must not need the Hugging Face hub
         """
-        req = self.papers[paper]["tables"][table].get("requires") or {}
+        req = self.table_spec(paper, table).get("requires") or {}
         if not req or self.S["paper_recipes"]:
             return []
         missing = []
@@ -139,11 +160,12 @@ class Workflow(Paths):
         """The meta of a figure: the stand-ins of the backbones its panels name, not all of the scale's."""
         from ..report.figures import figure_backbones
 
-        return self.scale_meta(figure_backbones(self.papers[paper]["figures"][figure]))
+        return self.scale_meta(figure_backbones(self.figure_spec(paper, figure)))
 
     def figure_points(self, paper: str, figure: str) -> list[list[dict]]:
         from ..report.figures import figure_points
 
+        self.figure_spec(paper, figure)       # an unknown one is answered before any panel is resolved
         return figure_points(self, paper, figure)
 
     def figure_targets(self, paper: str, figure: str) -> list[str]:
@@ -151,11 +173,19 @@ class Workflow(Paths):
         return sorted({t for panel in self.figure_points(paper, figure) for p in panel
                        for t in p.get("targets", p["files"])})
 
+    def figure_output(self, paper: str, figure: str) -> str:
+        """A paper figure's .pdf (its .png and .csv beside it)."""
+        return self.path("figure", paper=paper, figure=figure, ext="pdf")
+
     def all_figures(self) -> list[str]:
-        return [f"{self.R}/figures/{p}/{f}.pdf" for p, paper in self.papers.items() for f in paper.get("figures", {})]
+        return [self.figure_output(p, f) for p, paper in self.papers.items() for f in paper.get("figures", {})]
+
+    def table_output(self, paper: str, table: str) -> str:
+        """A paper table's .tex (its .csv beside it)."""
+        return self.path("table", paper=paper, table=table, ext="tex")
 
     def all_tables(self) -> list[str]:
-        return [f"{self.R}/tables/{p}/{t}.tex" for p, paper in self.papers.items() for t in paper.get("tables", {})]
+        return [self.table_output(p, t) for p, paper in self.papers.items() for t in paper.get("tables", {})]
 
     # -- leaderboard ----------------------------------------------------------------------------------------
     @cached_property
@@ -244,7 +274,8 @@ class Workflow(Paths):
         return {**self.scale_meta(spec["backbones"]), "seeds": len(board_seeds(spec, self.scale))}
 
     def comparison_outputs(self) -> list[str]:
-        return [f"{self.R}/tables/compare/{name}.{ext}" for name in self.comparisons for ext in ("tex", "csv", "md")]
+        return [self.path("comparison", name=name, ext=ext) for name in self.comparisons
+                for ext in ("tex", "csv", "md")]
 
     # -- report pages (the entries of `snakemake --report`) ---------------------------------------------------
     def report_pages(self, census: bool = False) -> dict[str, str]:
@@ -253,15 +284,16 @@ class Workflow(Paths):
         pages = {}
         for p, paper in self.papers.items():
             for t in paper.get("tables", {}):
-                pages[f"{self.R}/tables/{p}/{t}.tex"] = f"{self.R}/report/tables/{p}/{t}.html"
+                pages[self.table_output(p, t)] = self.path("table_page", paper=p, table=t)
             for f in paper.get("figures", {}):
-                pages[f"{self.R}/figures/{p}/{f}.pdf"] = f"{self.R}/report/figures/{p}/{f}.html"
+                pages[self.figure_output(p, f)] = self.path("figure_page", paper=p, figure=f)
         if census:
-            pages[f"{self.R}/tables/augmentations.tex"] = f"{self.R}/report/census.html"
+            pages[self.path("census", ext="tex")] = self.path("census_page")
         for board in self.leaderboards:
-            pages[f"{self.R}/tables/{board}.tex"] = f"{self.R}/report/{board}.html"
+            pages[self.path("board_table", board=board, ext="tex")] = self.path("board_page", board=board)
         return pages
 
     def leaderboard_outputs(self) -> list[str]:
-        return [f"{self.R}/{folder}/{board}.{ext}" for board in self.leaderboards
-                for folder, exts in (("tables", ("tex", "csv", "md")), ("figures", ("pdf", "png"))) for ext in exts]
+        return [self.path(pattern, board=board, ext=ext) for board in self.leaderboards
+                for pattern, exts in (("board_table", ("tex", "csv", "md")), ("board_figure", ("pdf", "png")))
+                for ext in exts]
