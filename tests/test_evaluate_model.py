@@ -148,6 +148,14 @@ def test_hub_id_from_the_local_cache(tmp_path, minilm_path):
     record = json.loads((tmp_path / "res" / "someone__tiny-st" / "sts.json").read_text())
     assert record["model"].endswith(f"snapshots/{revision}") and record["pooler"] == "avg" and record["normalize"]
     assert set(record["versions"]) == {"torch", "transformers", "sentaug"}
+    # `evaluate suites` (the model loaded once for several suites) takes the same hub id, defaults and results folder
+    several = subprocess.run([sys.executable, "-m", "sentaug.cli", "evaluate", "suites", "--model", "someone/tiny-st",
+                              "--data", str(FIX), "--results-dir", str(tmp_path / "res2"), "--suite", "sts"],
+                             env=env, cwd=tmp_path, capture_output=True, text=True)
+    assert several.returncode == 0, several.stderr
+    again = json.loads((tmp_path / "res2" / "someone__tiny-st" / "sts.json").read_text())
+    assert again["pooler"] == "avg" and again["normalize"] and again["model"] == record["model"]
+    assert {k: again[k] for k in ("STSBenchmark", "avg")} == {k: record[k] for k in ("STSBenchmark", "avg")}
 
 
 # ---------------------------------------------------------------- the Python API
