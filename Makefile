@@ -6,8 +6,12 @@
 #   make test     the tests; `make test FAST=1` leaves out the slow ones (marker `slow`: the workflow builds
 #                 through Snakemake, minutes each) for a quick check while working. CI runs them all.
 #
-# Generated pages of docs/ (never edited by hand): make docs-cli (docs/cli.md, from the parser) and
-# make docs-results (docs/results.md, from the tables built in results/; RESULTS=... for another folder).
+#   make small    every declared table and figure at small scale (real data: downloads, or SENTAUG_MIRROR) into
+#                 results/small (SMALL_RESULTS), apart from the demo's results/: hours on a few CPU cores
+#
+# Generated pages of docs/ (never edited by hand): make docs-cli (docs/cli.md, from the parser), make docs-results
+# (docs/results.md, from the small-scale tables in results/small; SMALL_RESULTS=... for another folder) and
+# make docs-results-demo (docs/results-demo.md, from the demo's tables in results/; RESULTS=...).
 #
 # Variables: CORES (default all), SNAKEFLAGS (extra Snakemake flags, e.g. --config scale=small),
 # PYTEST_ARGS (e.g. tests/data/test_download.py -q), REPORT (the report's file, default results/report.html).
@@ -22,13 +26,15 @@ SNAKEFLAGS  ?=
 PYTEST_ARGS ?=
 FAST        ?=
 RESULTS     ?= results
+SMALL_RESULTS ?= results/small
 REPORT      ?= results/report.html
 DEMO_STEPS  := demo-build report
 
 # This checkout's package, also when the environment was installed from another checkout.
 export PYTHONPATH := $(CURDIR)/src$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: setup test demo demo-build dry-run-paper benchmark-workflow report docs-cli docs-results
+.PHONY: setup test demo demo-build small dry-run-paper benchmark-workflow report docs-cli docs-results \
+        docs-results-demo
 
 $(PYTHON):
 	scripts/setup.sh
@@ -44,6 +50,9 @@ demo: | $(PYTHON)
 
 demo-build: | $(PYTHON)
 	$(SNAKEMAKE) --cores $(CORES) $(SNAKEFLAGS)
+
+small: | $(PYTHON)
+	$(SNAKEMAKE) --cores $(CORES) --config scale=small results=$(SMALL_RESULTS) $(SNAKEFLAGS)
 
 # The whole paper-scale DAG, resolved but not run.
 dry-run-paper: | $(PYTHON)
@@ -67,4 +76,7 @@ docs-cli: | $(PYTHON)
 	$(PYTHON) -m sentaug.cli generate-docs cli --out docs/cli.md
 
 docs-results: | $(PYTHON)
-	$(PYTHON) -m sentaug.cli generate-docs results --results $(RESULTS) --out docs/results.md
+	$(PYTHON) -m sentaug.cli generate-docs results --results $(SMALL_RESULTS) --out docs/results.md
+
+docs-results-demo: | $(PYTHON)
+	$(PYTHON) -m sentaug.cli generate-docs results --results $(RESULTS) --out docs/results-demo.md

@@ -1,7 +1,8 @@
 # sentaug: five augmentation-based contrastive sentence-embedding papers as one workflow.
 # Every table and figure of every paper is a target:  snakemake results/tables/<paper>/<table>.tex --cores all
 #                                                      snakemake results/figures/<paper>/<figure>.pdf
-# Scale: --config scale=demo|small|paper|gpu (see config.yaml).  Cluster: --profile profiles/slurm
+# Scale: --config scale=demo|small|paper|gpu (see config.yaml), results=DIR for another results folder (then every
+# target above is under DIR: results=results/small, results/small/tables/...).  Cluster: --profile profiles/slurm
 from snakemake.utils import min_version
 
 min_version("8.0")
@@ -38,3 +39,15 @@ rule all:
     default_target: True
     message:
         "every declared table and figure"
+
+
+# --config results=DIR puts every output under DIR (scale=small results=results/small keeps two scales apart): a
+# target asked for under results/ is answered with the path it moved to. The rule exists at every setting (every
+# rule is declared in sentaug.workflow.jobs.RULES); without results= its pattern matches no path.
+rule moved_target:
+    input:
+        lambda w: moved_target(R, w.path),
+    output:
+        "results/{path}",
+    wildcard_constraints:
+        path=moved_target_pattern(R),

@@ -10,8 +10,9 @@ from pathlib import Path
 from sentaug.choices import answered
 from sentaug.report.pages import page_caption, rst_escape
 from sentaug.snakemake_hooks import (announce_first_table, augmentation_module, code_digest,
-                                     drop_local_job_rate_limit, export_job_environment, part_plugin_modules,
-                                     plugin_file, plugin_module, share_gpus, start_job_server, stop_job_server)
+                                     drop_local_job_rate_limit, export_job_environment, moved_target,
+                                     moved_target_pattern, part_plugin_modules, plugin_file, plugin_module,
+                                     share_gpus, start_job_server, stop_job_server)
 from sentaug.train.mps import start_for_local_run as start_mps, stop_for_local_run as stop_mps
 from sentaug.workflow import Workflow, data_folders, parse_token_key
 from sentaug.workflow.evaluations import PRETRAINED_EVALUATION, RUN_EVALUATION, pretrained_evaluation, run_evaluation

@@ -62,7 +62,7 @@ else
     python -m pip install -q "${PIP_ARGS[@]}"
 fi
 # constraints.txt pins what was tested; torch stays at the build installed above.
-python -m pip install -q -c constraints.txt -e ".[dev,offline-models]"
+python -m pip install -q -c constraints.txt -e ".[all,dev,offline-models]"
 # Which build it is, from torch itself (a CUDA build on a machine without a GPU runs on the CPU, at a cost in disk).
 python - <<'EOF'
 import torch

@@ -1,43 +1,71 @@
 #!/usr/bin/env bash
-# WordNet 3.0 for nltk, offline: from Debian's `wordnet-base` + `wordnet-sense-index`, laid out where
-# `sentaug.augment.wordnet` looks for it (<repo>/nltk_data/corpora/wordnet, or $SENTAUG_NLTK_DATA/...).
+# WordNet 3.0 for nltk, laid out where `sentaug.augment.wordnet` looks for it (<repo>/nltk_data/corpora/wordnet,
+# or $SENTAUG_NLTK_DATA/...), from the first of these that works:
+#   1. a WordNet 3.0 "dict" folder: $WORDNET_SRC, else Debian's /usr/share/wordnet (wordnet-base +
+#      wordnet-sense-index), installed with apt-get where it is there and may be used (root, or sudo without a
+#      password);
+#   2. NLTK's wordnet.zip, downloaded from nltk_data on GitHub and checked against its sha256 pin
+#      (`sentaug download wordnet`, src/sentaug/data/sources.yaml), or taken from a mirror holding
+#      wordnet/wordnet.zip ($SENTAUG_MIRROR), like every other download: no apt, no sudo (a Mac, a cluster).
 #   scripts/setup_wordnet.sh              (idempotent: does nothing when the layout is already complete)
 #   SENTAUG_NLTK_DATA=/some/dir scripts/setup_wordnet.sh
 #   WORDNET_SRC=/path/to/dict scripts/setup_wordnet.sh   (any WordNet 3.0 "dict" folder instead of Debian's)
-# Why not `nltk.download("wordnet")`: it needs the internet, and no PyPI package carries NLTK's WordNet.
+#   WORDNET_FROM=download scripts/setup_wordnet.sh        (skip 1: what a machine without apt does)
+# Why not `nltk.download("wordnet")`: it does not check what it fetched against a pin, and takes no mirror.
 # nltk reads Debian's files after three fixes: files are copied (nltk does not follow every symlink the
 # Debian package uses), `index.sense` comes from the second package, and `lexnames` (which Debian does not
 # ship) is rebuilt from the lexnames(5WN) man page: 45 lexicographer files, "number<TAB>name<TAB>pos".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SRC=${WORDNET_SRC:-/usr/share/wordnet}
-DEST=${SENTAUG_NLTK_DATA:-$PWD/nltk_data}/corpora/wordnet
+NLTK_ROOT=${SENTAUG_NLTK_DATA:-$PWD/nltk_data}
+DEST=$NLTK_ROOT/corpora/wordnet
 FILES="adj.exc adv.exc noun.exc verb.exc data.adj data.adv data.noun data.verb
        index.adj index.adv index.noun index.verb index.sense cntlist.rev"
+PY=${PYTHON:-$([ -x .venv/bin/python ] && echo .venv/bin/python || echo python3)}
 
 complete() {
   for f in $FILES lexnames; do [ -s "$DEST/$f" ] || return 1; done
+}
+have_dict() {
+  [ -s "$SRC/data.noun" ] && [ -s "$SRC/index.sense" ]
+}
+# NLTK's wordnet.zip, pinned, into $NLTK_ROOT/corpora/wordnet (the download machinery swaps it in atomically).
+download() {
+  echo "wordnet: no WordNet 3.0 dict folder; downloading NLTK's wordnet.zip (sha256-pinned)"
+  PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m sentaug.cli download wordnet --out "$NLTK_ROOT" || {
+    echo "wordnet: could not set up WordNet 3.0: install Debian's wordnet-base and wordnet-sense-index, set" \
+         "WORDNET_SRC to a WordNet 3.0 dict folder, or SENTAUG_MIRROR to a folder holding wordnet/wordnet.zip" >&2
+    exit 1
+  }
+  complete || { echo "wordnet: the download did not lay out $DEST completely" >&2; exit 1; }
+  echo "wordnet: WordNet 3.0 set up in $DEST (from NLTK's wordnet.zip)"
+  exit 0
 }
 if complete; then
   echo "wordnet: already set up in $DEST"
   exit 0
 fi
+[ "${WORDNET_FROM:-}" = download ] && download
 
-if [ ! -s "$SRC/data.noun" ] || [ ! -s "$SRC/index.sense" ]; then
-  if [ -z "${WORDNET_SRC:-}" ] && command -v apt-get >/dev/null 2>&1; then
-    SUDO=""
-    [ "$(id -u)" = 0 ] || SUDO="sudo -n"
+if ! have_dict && [ -z "${WORDNET_SRC:-}" ] && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo -n"
+  if [ -z "$SUDO" ] || sudo -n true 2>/dev/null; then
     echo "wordnet: installing Debian packages wordnet-base wordnet-sense-index"
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-      wordnet-base wordnet-sense-index >/dev/null \
-      || { $SUDO apt-get update -q >/dev/null && $SUDO env DEBIAN_FRONTEND=noninteractive \
-           apt-get install -y -q --no-install-recommends wordnet-base wordnet-sense-index >/dev/null; }
+      wordnet-base wordnet-sense-index >/dev/null 2>&1 \
+      || { $SUDO apt-get update -q >/dev/null 2>&1 && $SUDO env DEBIAN_FRONTEND=noninteractive \
+           apt-get install -y -q --no-install-recommends wordnet-base wordnet-sense-index >/dev/null 2>&1; } \
+      || echo "wordnet: apt-get could not install them"
   fi
 fi
-if [ ! -s "$SRC/data.noun" ] || [ ! -s "$SRC/index.sense" ]; then
-  echo "wordnet: no WordNet 3.0 in $SRC; install Debian's wordnet-base and wordnet-sense-index" \
-       "(apt-get install wordnet-base wordnet-sense-index) or set WORDNET_SRC to a WordNet 3.0 dict folder" >&2
-  exit 1
+if ! have_dict; then
+  if [ -n "${WORDNET_SRC:-}" ]; then
+    echo "wordnet: WORDNET_SRC=$WORDNET_SRC is not a WordNet 3.0 dict folder (no data.noun or index.sense)" >&2
+    exit 1
+  fi
+  download
 fi
 
 TMP="$DEST.tmp.$$"

@@ -98,19 +98,22 @@ def group_commands(parser: argparse.ArgumentParser, sections: dict[str, list[str
 
 
 def model_arg(parser, help: str = "model folder (Hugging Face layout): a backbone or a trained run",
-              alias: bool = False) -> None:
+              alias: bool = False, metavar: str = "DIR") -> None:
     """--model DIR; `alias`: the command spelled it --backbone before, which still works."""
     if alias:
-        hidden_alias(parser.add_argument("--model", "--backbone", dest="model", required=True, metavar="DIR",
+        hidden_alias(parser.add_argument("--model", "--backbone", dest="model", required=True, metavar=metavar,
                                          help=help), "--backbone")
     else:
-        parser.add_argument("--model", required=True, metavar="DIR", help=help)
+        parser.add_argument("--model", required=True, metavar=metavar, help=help)
 
 
-def pooler_arg(parser, trained: bool = True) -> None:
-    """--pooler, defaulting (`trained`) to the eval pooler of the model's train_summary.json, else
-    cls_before_pooler (`default_pooler`)."""
+def pooler_arg(parser, trained: bool = True, sentence_transformers: bool = False) -> None:
+    """--pooler, defaulting (`trained`) to the eval pooler of the model's train_summary.json, then
+    (`sentence_transformers`) to the pooling of the folder's sentence-transformers modules, else
+    cls_before_pooler (`default_pooler`, `sentaug.models.model_folder.choose_embedding`)."""
     where = "the eval_pooler of the model's train_summary.json, else " if trained else ""
+    if sentence_transformers:
+        where += "the pooling and normalisation of the folder's sentence-transformers modules, else "
     parser.add_argument("--pooler", choices=POOLERS, default=None,
                         help=f"sentence vector: {', '.join(POOLERS)} (default: {where}{DEFAULT_POOLER})")
 
@@ -121,11 +124,8 @@ def precision_arg(parser) -> None:
                         help="the embeddings' arithmetic: auto (bf16 on a GPU, fp32 on the CPU), fp32 or bf16")
 
 
-def default_pooler(model: str | Path, pooler: str | None) -> str:
-    """`pooler` if given; else the pooler a run written here was selected with (its train_summary.json's spec),
-    else cls_before_pooler."""
-    if pooler:
-        return pooler
+def run_eval_pooler(model: str | Path) -> str | None:
+    """The pooler a run written here was selected with (its train_summary.json's spec), or None."""
     summary = Path(model) / "train_summary.json"
     if summary.is_file():
         from .intermediates import read_result
@@ -133,7 +133,12 @@ def default_pooler(model: str | Path, pooler: str | None) -> str:
         spec = read_result(summary, "run summary").get("spec", {})
         if spec.get("eval_pooler") in POOLERS:
             return spec["eval_pooler"]
-    return DEFAULT_POOLER
+    return None
+
+
+def default_pooler(model: str | Path, pooler: str | None) -> str:
+    """`pooler` if given; else the pooler a run written here was selected with, else cls_before_pooler."""
+    return pooler or run_eval_pooler(model) or DEFAULT_POOLER
 
 
 def spec_arg(parser, what: str) -> None:

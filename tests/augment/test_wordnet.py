@@ -120,3 +120,73 @@ def test_nlpaug_synonyms_offline(wn, monkeypatch):
     old, new = diff[0]
     assert new.replace("_", " ").lower() in {l.name().replace("_", " ").lower()
                                              for s in wn.synsets(old) for l in s.lemmas()}
+
+
+# ---------------------------------------------------------------- without apt: NLTK's wordnet.zip, pinned
+def _nltk_style_zip(mirror):
+    """A wordnet.zip laid out as nltk_data's (members wordnet/<file>), built from Debian's WordNet 3.0 files, at
+    the mirror path sources.yaml names; returns its sha256."""
+    import hashlib
+    import zipfile
+
+    zip_path = mirror / "wordnet" / "wordnet.zip"
+    zip_path.parent.mkdir(parents=True)
+    with zipfile.ZipFile(zip_path, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in W.WORDNET_FILES:
+            z.write(W.DEBIAN_WORDNET / f, f"wordnet/{f}")
+        z.writestr("wordnet/lexnames", W.lexnames_text())
+        z.writestr("wordnet/README", "not read")
+    return hashlib.sha256(zip_path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def wordnet_mirror(tmp_path):
+    if not (W.DEBIAN_WORDNET / "index.sense").is_file():
+        pytest.skip("Debian WordNet not installed (the stand-in zip is built from its files)")
+    mirror = tmp_path / "mirror"
+    return mirror, _nltk_style_zip(mirror)
+
+
+def test_wordnet_zip_from_the_mirror_is_laid_out_for_nltk(wordnet_mirror, tmp_path, monkeypatch):
+    """The download path (pin replaced by the stand-in zip's own hash): the layout nltk reads, the same bytes as
+    the Debian path's, WordNet 3.0 as nltk sees it."""
+    import copy
+
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    from sentaug.data.download import fetch, load_sources
+
+    mirror, digest = wordnet_mirror
+    sources = copy.deepcopy(load_sources())
+    assert [f.removeprefix("corpora/wordnet/") for f in sources["official"]["wordnet"]["files"]] == \
+        [*W.WORDNET_FILES, "lexnames"]
+    sources["official"]["wordnet"]["downloads"]["wordnet.zip"]["sha256"] = digest
+    fetch("wordnet", tmp_path / "nd", mirror=str(mirror), sources=sources)
+    debian = W.layout_from(W.DEBIAN_WORDNET, tmp_path / "debian")
+    for f in (*W.WORDNET_FILES, "lexnames"):
+        assert (tmp_path / "nd" / "corpora" / "wordnet" / f).read_bytes() == (debian / f).read_bytes(), f
+    monkeypatch.setattr(nltk.data, "path", [str(tmp_path / "nd"), *nltk.data.path])   # nltk reads only there
+    reader = WordNetCorpusReader(str(tmp_path / "nd" / "corpora" / "wordnet"), None)
+    assert reader.get_version() == "3.0" and reader.synset("dog.n.01").lexname() == "noun.animal"
+
+
+def test_the_wordnet_pin_is_checked(wordnet_mirror, tmp_path):
+    """The real pin rejects any other zip (here the stand-in), naming both hashes, and lays nothing out; the
+    setup script's no-apt path goes through that pinned download and fails in one line that says what to do."""
+    from sentaug.data.download import DownloadError, fetch, load_sources
+
+    mirror, digest = wordnet_mirror
+    pinned = load_sources()["official"]["wordnet"]["downloads"]["wordnet.zip"]["sha256"]
+    assert pinned == "cbda5ea6eef7f36a97a43d4a75f85e07fccbb4f23657d27b4ccbc93e2646ab59"   # nltk_data's, published
+    with pytest.raises(DownloadError, match=f"sha256 {digest} does not match the pinned {pinned}"):
+        fetch("wordnet", tmp_path / "nd", mirror=str(mirror))
+    assert not (tmp_path / "nd" / "corpora" / "wordnet").exists()
+    import sys
+
+    done = subprocess.run([str(W.REPO_ROOT / "scripts" / "setup_wordnet.sh")], capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "WORDNET_FROM": "download", "PYTHON": sys.executable,
+                               "SENTAUG_MIRROR": str(mirror), "SENTAUG_NLTK_DATA": str(tmp_path / "sh")})
+    assert done.returncode == 1
+    assert f"does not match the pinned {pinned}" in done.stderr and "SENTAUG_MIRROR" in done.stderr
+    assert not (tmp_path / "sh" / "corpora" / "wordnet").exists()

@@ -16,7 +16,7 @@ FIX = Path(__file__).parent / "fixtures" / "sts_hand"
 
 
 def case_sensitive_embed(model, tokenizer, sentences, poolers=("avg",), batch_size=128, max_length=None,
-                         progress=False):
+                         progress=False, normalize=False):
     """'cos C ...' -> [C, sqrt(1 - C^2)] as tests/evaluate/test_sts.py's fake, but a sentence with an upper-case letter
     has its two coordinates swapped (cosine sqrt(1 - C^2) with a lower-case anchor: the ranks reverse), so an
     evaluation that sees upper case scores differently."""

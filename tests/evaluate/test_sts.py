@@ -17,7 +17,7 @@ FIX = Path(__file__).parent / "fixtures" / "sts_hand"
 
 
 def fake_embed(model, tokenizer, sentences, poolers=("cls_before_pooler",), batch_size=128, max_length=None,
-               progress=False, batches=None):
+               progress=False, batches=None, normalize=False):
     """Sentence "cos C ..." -> [C, sqrt(1 - C^2)], anything else -> [1, 0]: every fixture pair (anchor, "cos C")
     then has cosine exactly C, so the expected correlations can be worked out by hand."""
     seen.extend(sentences)

@@ -57,6 +57,28 @@ def test_the_closure_holds_what_python_runs_and_nothing_else(tmp_path):
     assert names(src, code_files(src, "resources")) == ["resources/other/y.txt", "resources/words/x.txt"]
 
 
+def test_a_packages_lazy_attributes_are_not_what_importing_it_runs(tmp_path):
+    """A module-level `__getattr__` of an `__init__.py` (PEP 562, how sentaug.evaluate offers its Python API) runs
+    only when the package is asked for the attribute: a sibling module's closure leaves out what it imports, as
+    Python does; the imports of the rest of the `__init__.py` stay."""
+    import subprocess
+    import sys
+
+    src = toy_package(tmp_path)
+    lazy = src / "sentaug" / "lazy"
+    lazy.mkdir()
+    (lazy / "__init__.py").write_text("from .. import c  # noqa: F401\n\n\ndef __getattr__(name):\n"
+                                      "    from .api import thing\n\n    return thing\n")
+    (lazy / "api.py").write_text("from .. import d\n\nthing = d.UNRELATED\n")
+    (lazy / "g.py").write_text("G = 1\n")
+    assert names(src, module_closure(lazy / "g.py")) == ["__init__.py", "c.py", "lazy/__init__.py", "lazy/g.py"]
+    assert "d.py" in names(src, module_closure(lazy / "api.py"))
+    loaded = subprocess.run([sys.executable, "-c", "import sys, sentaug.lazy.g; "
+                             "print(sorted(m for m in sys.modules if m.startswith('sentaug.')))"],
+                            env={**os.environ, "PYTHONPATH": str(src)}, capture_output=True, text=True, check=True)
+    assert loaded.stdout.split() == ["['sentaug.c',", "'sentaug.lazy',", "'sentaug.lazy.g']"]
+
+
 def edited(src: Path, name: str, edit) -> str:
     """The digest of `a.py`'s code after `edit` on one file of a fresh copy of the toy package."""
     copy = src.parent / f"copy{time.monotonic_ns()}" / "src"

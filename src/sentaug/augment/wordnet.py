@@ -1,8 +1,9 @@
 """WordNet 3.0 and Penn Treebank POS tags, offline, for the augmentations that need them.
 
-WordNet: nltk's own WordNet cannot be fetched here (``nltk.download`` needs the internet and no PyPI package
-carries it), so ``scripts/setup_wordnet.sh`` lays out Debian's ``wordnet-base`` + ``wordnet-sense-index``
-files for nltk. `wordnet()` looks, in order, in
+WordNet: no PyPI package carries it, so ``scripts/setup_wordnet.sh`` lays out Debian's ``wordnet-base`` +
+``wordnet-sense-index`` files for nltk, or, where apt cannot install them, NLTK's own wordnet.zip (downloaded
+with a sha256 pin, or from a mirror: the `wordnet` source of sentaug/data/sources.yaml). `wordnet()` looks, in
+order, in
 
 1. ``$SENTAUG_NLTK_DATA/corpora/wordnet`` (when the variable is set),
 2. ``<repo>/nltk_data/corpora/wordnet`` (where the setup script writes by default),
@@ -32,8 +33,8 @@ from typing import Sequence
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEBIAN_WORDNET = Path("/usr/share/wordnet")
-SETUP_HINT = ("run `scripts/setup_wordnet.sh` (installs Debian's wordnet-base and wordnet-sense-index and lays "
-              "them out for nltk) or set SENTAUG_NLTK_DATA to a folder holding corpora/wordnet")
+SETUP_HINT = ("run `scripts/setup_wordnet.sh` (Debian's wordnet-base and wordnet-sense-index where apt-get works, "
+              "else NLTK's sha256-pinned wordnet.zip) or set SENTAUG_NLTK_DATA to a folder holding corpora/wordnet")
 
 # The files nltk's WordNetCorpusReader reads (lexnames is written, not copied: Debian does not ship it).
 WORDNET_FILES = ("adj.exc", "adv.exc", "noun.exc", "verb.exc", "data.adj", "data.adv", "data.noun", "data.verb",

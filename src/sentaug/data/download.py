@@ -12,8 +12,8 @@ into place at the end).
 A pin is a sha256, a list of accepted sha256s, or a mapping with `sha256`, `git_blob_sha1` (git's content
 hash, for files whose sha256 is not published), or `lines` + `prefix_bytes` + `prefix_sha256` (a file only
 partly known), optionally with `mirror` (other paths to look for in a mirror). A file pinned `null` is
-covered by the sha256 of the archive it comes from (GLUE's MNLI, QQP and QNLI train) and is never taken from
-a mirror, which could not be verified.
+covered by the sha256 of the archive it comes from (GLUE's MNLI, QQP and QNLI train, WordNet) and is never taken
+from a mirror, which could not be verified; a pinned archive that names `mirror` paths is (WordNet's zip).
 """
 from __future__ import annotations
 
@@ -166,19 +166,27 @@ def download_url(url: str, dest: Path, progress: bool = True) -> None:
             raise DownloadError(f"{url}: truncated download, {received} of {total} bytes")
 
 
-def _download(name: str, src: dict, key: str, cache: Path) -> Path:
-    """A declared download (`downloads: {key: {url, sha256}}`) in the cache, verified when it is pinned. A lock
-    keeps parallel jobs that share a download (SentEval's tar) from fetching it twice."""
+def _download(name: str, src: dict, key: str, cache: Path, mirror: str | None = None) -> Path:
+    """A declared download (`downloads: {key: {url, sha256}}`) in the cache, verified when it is pinned; taken from
+    the mirror where a pinned download names its `mirror` paths and the mirror holds one. A lock keeps parallel
+    jobs that share a download (SentEval's tar) from fetching it twice."""
     spec = src["downloads"][key]
     path = cache / key
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(f".{path.name}.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        origin = spec["url"]
         if not path.exists():
-            download_url(spec["url"], path)
+            found = _from_mirror(key, {"mirror": spec["mirror"]}, mirror) if "sha256" in spec and \
+                "mirror" in spec else None
+            if found is not None:
+                _copy(found, path)
+                origin = f"mirror {found}"
+            else:
+                download_url(spec["url"], path)
         if "sha256" in spec:
             try:
-                verify(path, spec["sha256"], f"{name}: {key} (from {spec['url']})")
+                verify(path, spec["sha256"], f"{name}: {key} (from {origin})")
             except DownloadError:
                 path.unlink(missing_ok=True)  # a bad download must not be reused by the next attempt
                 raise
@@ -263,7 +271,7 @@ def _stage_official(name: str, sources: dict, stage: Path, mirror: str | None, c
     try:
         _stage_from_official_addresses(name, sources, official, stage, mirror, cache)
     except DownloadError as e:
-        if not mirror:
+        if not mirror or all(pin is None for pin in official.values()):   # none of them could come from it
             raise
         rel = sorted(official)[0]
         more = f" (and {len(official) - 1} more)" if len(official) > 1 else ""
@@ -290,7 +298,7 @@ def _stage_from_official_addresses(name: str, sources: dict, files: dict, stage:
     built = {rel: pin for rel, pin in files.items() if isinstance(pin, dict) and "build" in pin}
     builders = _builders() if built else {}
     for rel, pin in built.items():
-        inputs = [_download(name, src, key, cache) for key in pin["inputs"]]
+        inputs = [_download(name, src, key, cache, mirror) for key in pin["inputs"]]
         with atomic_path(stage / rel) as tmp:
             tmp.write_bytes(builders[pin["build"]](inputs))
         verify(stage / rel, pin, f"{name}: {rel} (built by {pin['build']} from {', '.join(pin['inputs'])})")
@@ -298,7 +306,7 @@ def _stage_from_official_addresses(name: str, sources: dict, files: dict, stage:
     if not rest:
         return
     if "archive" in src:
-        archive = _download(name, src, src["archive"], cache)
+        archive = _download(name, src, src["archive"], cache, mirror)
         url = src["downloads"][src["archive"]]["url"]
         try:
             if "member_by_name" in src:  # one member, its folder undocumented (SimCLUE's corpus.json)

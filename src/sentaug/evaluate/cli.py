@@ -1,18 +1,24 @@
 """`sentaug evaluate <suite>`: the evaluation suites' commands (their handlers and arguments), added to the
 command line by `sentaug.cli`. Handlers import their suite lazily, like every handler of the command line.
 
-For a model of your own: `--pooler` defaults to the one the run was selected with (its train_summary.json),
-else cls_before_pooler; without `--data` the suite's data sets are fetched once, through `sentaug.data.download`
-(the mirror, $SENTAUG_MIRROR, where it holds them, else the official addresses, every file checked against its
-pin), into `data_home()`. The rules always pass both.
+For a model of your own: `--model` is a folder or a Hugging Face hub id, checked (`resolve_model`) before any
+data is fetched. `--pooler` defaults to the one the run was selected with (its train_summary.json), else to the
+pooling and normalisation of the folder's sentence-transformers modules, else cls_before_pooler; a `--pooler`
+given is applied as it stands (no normalisation). Without `--data` the suite's data sets are fetched once,
+through `sentaug.data.download` (the mirror, $SENTAUG_MIRROR, where it holds them, else the official addresses,
+every file checked against its pin), into `data_home()`; without `--out` the results go to
+`<--results-dir>/<model>/<suite>.json`. The rules always pass --pooler, --data and --out.
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from ..cli_args import default_pooler, hidden_alias, model_arg, pooler_arg, precision_arg
+from ..cli_args import hidden_alias, model_arg, pooler_arg, precision_arg
 from .suites import SUITES
+
+# Where `sentaug evaluate` files results without --out: <RESULTS_DIR>/<model>/<suite>.json
+RESULTS_DIR = "results/evaluations"
 
 
 def data_home(origin: str = "official") -> Path:
@@ -61,10 +67,24 @@ def _source_of(folder: str, sources: dict) -> str:
 
 
 def _resolved(a, suite: str, folders=()):
-    """The model's pooler and the suite's data folder, as `sentaug evaluate` fills them in (module docstring)."""
-    a.pooler = default_pooler(a.model, a.pooler)
+    """The model (checked first), its sentence embedding, the output file and the suite's data folder (and
+    `folders`), as `sentaug evaluate` fills them in (module docstring)."""
+    from ..models.model_folder import choose_embedding, resolve_model
+
+    model = resolve_model(a.model)
+    embedding = choose_embedding(model, a.pooler)
+    if a.pooler is None:
+        print(f"{a.model}: {embedding.pooler}{' + L2 normalisation' if embedding.normalize else ''} "
+              f"({embedding.source})", flush=True)
+    a.model, a.pooler, a.normalize = str(model.path), embedding.pooler, embedding.normalize
+    a.out = a.out or str(result_file(a.results_dir, model.name, suite))
     a.data = suite_data(suite, a.data, a.origin, getattr(a, "tasks", None), folders)
     return a
+
+
+def result_file(results_dir: str | os.PathLike, model_name: str, suite: str) -> Path:
+    """Where a suite's results of a model go when no --out is given: one folder per model."""
+    return Path(results_dir) / model_name / f"{suite}.json"
 
 
 def cmd_evaluate_sts(a):
@@ -72,7 +92,7 @@ def cmd_evaluate_sts(a):
     from .sts import evaluate_sts_cli
 
     evaluate_sts_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, batch_size=a.batch_size,
-                     device=a.device, scale=a.scale, lowercase=a.lowercase)
+                     device=a.device, scale=a.scale, lowercase=a.lowercase, normalize=a.normalize)
 
 
 def cmd_evaluate_cnsd(a):
@@ -80,7 +100,7 @@ def cmd_evaluate_cnsd(a):
     from .cnsd import evaluate_cnsd_cli
 
     evaluate_cnsd_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, batch_size=a.batch_size,
-                      device=a.device, scale=a.scale)
+                      device=a.device, scale=a.scale, normalize=a.normalize)
 
 
 def cmd_evaluate_transfer(a):
@@ -88,7 +108,8 @@ def cmd_evaluate_transfer(a):
     from .transfer import evaluate_transfer_cli
 
     evaluate_transfer_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, mode=a.mode, tasks=a.tasks,
-                          solver=a.solver, batch_size=a.batch_size, device=a.device, scale=a.scale)
+                          solver=a.solver, batch_size=a.batch_size, device=a.device, scale=a.scale,
+                          normalize=a.normalize)
 
 
 def cmd_evaluate_clustering(a):
@@ -97,7 +118,7 @@ def cmd_evaluate_clustering(a):
 
     evaluate_clustering_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, datasets=a.tasks,
                             seeds=tuple(range(a.seeds)), n_init=a.n_init, batch_size=a.batch_size,
-                            device=a.device, scale=a.scale)
+                            device=a.device, scale=a.scale, normalize=a.normalize)
 
 
 def cmd_evaluate_intent(a):
@@ -105,7 +126,8 @@ def cmd_evaluate_intent(a):
     from .intent import evaluate_intent_cli
 
     evaluate_intent_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, datasets=a.tasks,
-                        batch_size=a.batch_size, device=a.device, scale=a.scale, iterations=a.iterations)
+                        batch_size=a.batch_size, device=a.device, scale=a.scale, iterations=a.iterations,
+                        normalize=a.normalize)
 
 
 def _task_list(tasks):
@@ -145,7 +167,7 @@ def cmd_evaluate_nli(a):
 
     evaluate_nli_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, sets=sets,
                      anli_splits=tuple(a.anli_splits), iso_sample=a.iso_sample, gh_sample=a.gh_sample, seed=a.seed,
-                     batch_size=a.batch_size, device=a.device, scale=a.scale)
+                     batch_size=a.batch_size, device=a.device, scale=a.scale, normalize=a.normalize)
 
 
 def cmd_evaluate_cola(a):
@@ -153,13 +175,13 @@ def cmd_evaluate_cola(a):
     from .cola import evaluate_cola_cli
 
     evaluate_cola_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, C=a.C, max_iter=a.max_iter,
-                      batch_size=a.batch_size, device=a.device, scale=a.scale)
+                      batch_size=a.batch_size, device=a.device, scale=a.scale, normalize=a.normalize)
 
 
 # What `evaluate suites` gives every suite it runs (--flag, attribute); a suite's own words may not name the model
 # or the device: the one model loaded for them all.
 SHARED_FLAGS = (("--pooler", "pooler"), ("--data", "data"), ("--origin", "origin"), ("--batch-size", "batch_size"),
-                ("--precision", "precision"), ("--scale", "scale"))
+                ("--precision", "precision"), ("--scale", "scale"), ("--results-dir", "results_dir"))
 LOADED_MODEL_FLAGS = ("--model", "--device")
 
 
@@ -199,13 +221,17 @@ def cmd_evaluate_suites(a):
 
 def _suite_args(parser, data_help: str, tasks: bool = True) -> None:
     """The arguments every `evaluate SUITE` shares, plus --tasks."""
-    model_arg(parser, "the model to evaluate (Hugging Face layout): a trained run or a backbone")
-    pooler_arg(parser)
+    model_arg(parser, "the model to evaluate: a folder (a trained run, a backbone, a sentence-transformers or "
+                      "Hugging Face model) or a Hugging Face hub id", metavar="DIR|HUB_ID")
+    pooler_arg(parser, sentence_transformers=True)
     parser.add_argument("--data", help=f"data folder ({data_help}); default: fetched once into $SENTAUG_DATA, "
                                        "else ~/.cache/sentaug/data, from the mirror or the official addresses")
     parser.add_argument("--origin", choices=["official", "demo"], default="official",
                         help="without --data: the official data sets, or the bundled demo data (default: official)")
-    parser.add_argument("--out", required=True, help="JSON of the results")
+    parser.add_argument("--out", help="JSON of the results (default: <--results-dir>/<model>/<suite>.json)")
+    parser.add_argument("--results-dir", default=RESULTS_DIR,
+                        help=f"folder of results by model, when no --out is given (default: {RESULTS_DIR}); the "
+                             "model's name is its hub id or its path, with '/' written '__'")
     if tasks:
         parser.add_argument("--tasks", nargs="+", help="a subset of the suite's tasks / data sets (default: all)")
     parser.add_argument("--batch-size", type=int, default=None,
@@ -300,8 +326,9 @@ def add_evaluate_commands(sub) -> None:
         suite.set_defaults(func=_in_precision(suite.get_default("func")))
     several = evs.add_parser("suites", help="several suites of one model in one process: the model loaded once, "
                                             "each suite's result file as its own command writes it")
-    model_arg(several, "the model to evaluate (Hugging Face layout): a trained run or a backbone")
-    pooler_arg(several)
+    model_arg(several, "the model to evaluate: a folder (a trained run, a backbone, a sentence-transformers or "
+                       "Hugging Face model) or a Hugging Face hub id", metavar="DIR|HUB_ID")
+    pooler_arg(several, sentence_transformers=True)
     several.add_argument("--data", help="data folder of every suite (default: each suite's, fetched once)")
     several.add_argument("--origin", choices=["official", "demo"], default=None,
                          help="without --data: the official data sets, or the bundled demo data (default: official)")
@@ -310,7 +337,9 @@ def add_evaluate_commands(sub) -> None:
     several.add_argument("--device", default=None, help="cpu or cuda (default: cuda where there is one)")
     precision_arg(several)
     several.add_argument("--scale", default=None, help="recorded in the outputs")
-    several.add_argument("--suite", action="append", required=True, metavar="'SUITE [ARGS] --out FILE'",
+    several.add_argument("--results-dir", default=None,
+                         help=f"folder of results by model, for the suites given no --out (default: {RESULTS_DIR})")
+    several.add_argument("--suite", action="append", required=True, metavar="'SUITE [ARGS]'",
                          help="one suite and its own arguments, as `sentaug evaluate SUITE` takes them, but for "
                               "the model, the device and the flags above (repeatable; run in this order)")
     several.set_defaults(func=_in_precision(cmd_evaluate_suites), suite_parsers=dict(evs.choices))

@@ -83,7 +83,7 @@ def score_clustering(data: dict, vectors, seeds=SEEDS, n_init: int = 1, progress
 
 
 def evaluate_clustering_cli(model, pooler, data, out, datasets=None, seeds=SEEDS, n_init=1, batch_size=128,
-                            device=None, scale=None) -> dict:
+                            device=None, scale=None, normalize=False) -> dict:
     """`sentaug evaluate clustering`: load the sets (fail fast), then the model; write one JSON atomically."""
     from ..io import write_json
     from .embeddings import embed_lookup, load_model, run_metadata
@@ -92,9 +92,9 @@ def evaluate_clustering_cli(model, pooler, data, out, datasets=None, seeds=SEEDS
     loaded = load_clustering(data, tuple(datasets) if datasets else tuple(DATASETS))
     net, tokenizer = load_model(model, device)
     texts = [t for d in loaded.values() for t in d.texts]
-    vectors = embed_lookup(net, tokenizer, texts, pooler, batch_size, progress=True)
+    vectors = embed_lookup(net, tokenizer, texts, pooler, batch_size, progress=True, normalize=normalize)
     res = score_clustering(loaded, vectors, seeds, n_init, progress=True)
-    record = {**run_metadata(model, pooler, data, scale, start), "suite": "clustering", "seeds": list(seeds),
+    record = {**run_metadata(model, pooler, data, scale, start, normalize), "suite": "clustering", "seeds": list(seeds),
               "n_init": n_init, "avg_over": [c for c in PAPER_COLUMNS if c in loaded], **res}
     write_json(out, record)
     print(f"{model} [{pooler}] clustering (accuracy x100, mean over {len(seeds)} seeds)")

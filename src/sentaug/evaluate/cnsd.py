@@ -17,7 +17,7 @@ def score_cnsd(splits: dict[str, Pairs], vectors) -> dict:
     return {"CNSD": details["test"]["spearman"], "CNSD_dev": details["dev"]["spearman"], "details": details}
 
 
-def evaluate_cnsd_cli(model, pooler, data, out, batch_size=128, device=None, scale=None) -> dict:
+def evaluate_cnsd_cli(model, pooler, data, out, batch_size=128, device=None, scale=None, normalize=False) -> dict:
     """`sentaug evaluate cnsd`: read both splits (fail fast), embed every distinct sentence once, score."""
     import torch
     import transformers
@@ -33,9 +33,10 @@ def evaluate_cnsd_cli(model, pooler, data, out, batch_size=128, device=None, sca
     net, tokenizer = load_pretrained(model, device)
     sentences = list(dict.fromkeys(x for p in splits.values() for x in (*p.s1, *p.s2)))
     row = {x: i for i, x in enumerate(sentences)}
-    emb = embed(net, tokenizer, sentences, poolers=(pooler,), batch_size=batch_size, progress=True)[pooler]
+    emb = embed(net, tokenizer, sentences, poolers=(pooler,), batch_size=batch_size, progress=True,
+                normalize=normalize)[pooler]
     res = score_cnsd(splits, lambda xs: emb[[row[x] for x in xs]])
-    record = {"model": str(model), "pooler": pooler, "data": str(data), "scale": scale, **res,
+    record = {"model": str(model), "pooler": pooler, "normalize": normalize, "data": str(data), "scale": scale, **res,
               "n_pairs": {s: len(p.gold) for s, p in splits.items()}, "seconds": round(time.perf_counter() - start, 2),
               "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                            "sentaug": sentaug.__version__}}

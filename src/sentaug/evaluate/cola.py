@@ -41,24 +41,36 @@ def probe_accuracy(x_train, y_train, x_eval, y_eval, C: float = 1.0, max_iter: i
 
 
 def evaluate_cola_cli(model, pooler, data, out, C: float = 1.0, max_iter: int = 1000, batch_size: int = 128,
-                      device=None, scale=None) -> dict:
+                      device=None, scale=None, normalize=False) -> dict:
     """`sentaug evaluate cola`: GLUE CoLA train -> dev accuracy; one JSON written atomically."""
-    from ..data.glue import read_glue, task_dir
     from ..io import write_json
     from .embeddings import embed_lookup, load_model, run_metadata
 
     start = time.perf_counter()
-    folder = task_dir(data, "CoLA")
-    train, dev = read_glue(folder, "train"), read_glue(folder, "dev")
+    train, dev = load_cola(data)
     net, tokenizer = load_model(model, device)
-    vectors = embed_lookup(net, tokenizer, train.text_a + dev.text_a, pooler, batch_size, progress=True)
+    vectors = embed_lookup(net, tokenizer, train.text_a + dev.text_a, pooler, batch_size, progress=True,
+                           normalize=normalize)
+    res = score_cola(train, dev, vectors, C, max_iter)
+    record = {**run_metadata(model, pooler, data, scale, start, normalize), "suite": "cola", **res}
+    write_json(out, record)
+    print(f"{model} [{pooler}] CoLA dev accuracy {res['accuracy']:.2f} (majority class "
+          f"{res['majority_baseline']:.2f}; {res['n_train']} train / {res['n_dev']} dev)")
+    return record
+
+
+def load_cola(data):
+    """GLUE CoLA's train and dev splits under the data folder `data`."""
+    from ..data.glue import read_glue, task_dir
+
+    folder = task_dir(data, "CoLA")
+    return read_glue(folder, "train"), read_glue(folder, "dev")
+
+
+def score_cola(train, dev, vectors, C: float = 1.0, max_iter: int = 1000) -> dict:
+    """The probe's dev accuracy and the train majority class's, x100. `vectors(sentences) -> array`."""
     acc = probe_accuracy(vectors(train.text_a), train.labels, vectors(dev.text_a), dev.labels, C, max_iter)
     classes, counts = np.unique(train.labels, return_counts=True)
     majority = float(100.0 * np.mean(dev.labels == classes[np.argmax(counts)]))   # train's majority class
-    record = {**run_metadata(model, pooler, data, scale, start), "suite": "cola", "accuracy": round(acc, 2),
-              "majority_baseline": round(majority, 2), "C": C, "max_iter": max_iter,
-              "n_train": len(train.labels), "n_dev": len(dev.labels)}
-    write_json(out, record)
-    print(f"{model} [{pooler}] CoLA dev accuracy {acc:.2f} (majority class {majority:.2f}; "
-          f"{len(train.labels)} train / {len(dev.labels)} dev)")
-    return record
+    return {"accuracy": round(acc, 2), "majority_baseline": round(majority, 2), "C": C, "max_iter": max_iter,
+            "n_train": len(train.labels), "n_dev": len(dev.labels)}

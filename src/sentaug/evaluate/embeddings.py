@@ -21,11 +21,13 @@ def load_model(path: str | os.PathLike, device: str | None = None):
 
 
 def embed_lookup(model, tokenizer, sentences: list[str], pooler: str, batch_size: int = 128,
-                 progress: bool = False):
-    """Embed `sentences` (one pass, de-duplicated, length-sorted by `embed`); returns `vectors(list) -> array`."""
+                 progress: bool = False, normalize: bool = False):
+    """Embed `sentences` (one pass, de-duplicated, length-sorted by `embed`; L2-normalised when `normalize`);
+    returns `vectors(list) -> array`."""
     unique = list(dict.fromkeys(sentences))
     row = {s: i for i, s in enumerate(unique)}
-    emb = embed(model, tokenizer, unique, poolers=(pooler,), batch_size=batch_size, progress=progress)[pooler]
+    emb = embed(model, tokenizer, unique, poolers=(pooler,), batch_size=batch_size, progress=progress,
+                normalize=normalize)[pooler]
 
     def vectors(ss: list[str]) -> np.ndarray:
         return emb[np.fromiter((row[s] for s in ss), dtype=np.int64, count=len(ss))]
@@ -33,13 +35,13 @@ def embed_lookup(model, tokenizer, sentences: list[str], pooler: str, batch_size
     return vectors
 
 
-def run_metadata(model, pooler, data, scale, start: float) -> dict:
+def run_metadata(model, pooler, data, scale, start: float, normalize: bool = False) -> dict:
     import torch
     import transformers
 
     import sentaug
 
-    return {"model": str(model), "pooler": pooler, "data": str(data), "scale": scale,
+    return {"model": str(model), "pooler": pooler, "normalize": normalize, "data": str(data), "scale": scale,
             "seconds": round(time.perf_counter() - start, 2),
             "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                          "sentaug": sentaug.__version__}}

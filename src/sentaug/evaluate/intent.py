@@ -144,7 +144,7 @@ def score_intent(data: dict, vectors, ks=KS, n_splits: int = N_SPLITS, progress:
 
 
 def evaluate_intent_cli(model, pooler, data, out, datasets=None, ks=KS, n_splits=N_SPLITS, batch_size=128,
-                        device=None, scale=None, iterations: int = TRAIN["iterations"]) -> dict:
+                        device=None, scale=None, iterations: int = TRAIN["iterations"], normalize=False) -> dict:
     """`sentaug evaluate intent`: load the sets (fail fast), then the model; write one JSON atomically.
     `iterations` below VaSCL's 1000 is for the demo scale only (the record says how many were run)."""
     from ..io import write_json
@@ -154,10 +154,10 @@ def evaluate_intent_cli(model, pooler, data, out, datasets=None, ks=KS, n_splits
     loaded = load_intent(data, tuple(datasets) if datasets else tuple(DATASETS))
     net, tokenizer = load_model(model, device)
     texts = [t for d in loaded.values() for t in (*d.pool.texts, *d.test.texts)]
-    vectors = embed_lookup(net, tokenizer, texts, pooler, batch_size, progress=True)
+    vectors = embed_lookup(net, tokenizer, texts, pooler, batch_size, progress=True, normalize=normalize)
     train = {**TRAIN, "iterations": iterations}
     res = score_intent(loaded, vectors, ks, n_splits, progress=True, train=train)
-    record = {**run_metadata(model, pooler, data, scale, start), "suite": "intent", "ks": list(ks),
+    record = {**run_metadata(model, pooler, data, scale, start, normalize), "suite": "intent", "ks": list(ks),
               "n_splits": n_splits, "split_seed": SPLIT_SEED, "train": train, **res}
     write_json(out, record)
     print(f"{model} [{pooler}] few-shot intent (test accuracy x100, mean ± sd over {n_splits} splits)")

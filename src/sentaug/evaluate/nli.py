@@ -101,7 +101,7 @@ def score_nli(vectors, trials: dict, samples: dict, gh_sample: int = 500, seed: 
 
 def evaluate_nli_cli(model, pooler, data, out, sets: dict | None = None, anli_splits=("dev", "test"),
                      iso_sample: int = 5000, gh_sample: int = 500, seed: int = 0, batch_size: int = 128,
-                     device=None, scale=None) -> dict:
+                     device=None, scale=None, normalize=False) -> dict:
     """`sentaug evaluate nli`: read the data (fail fast), embed every distinct sentence once, write one JSON.
     `sets` names the triplet sets of the isomorphism part ({"nli": "snli", "anli": "anli_devtest"})."""
     from ..io import write_json
@@ -114,9 +114,9 @@ def evaluate_nli_cli(model, pooler, data, out, sets: dict | None = None, anli_sp
     sentences = [s for key in ("paper", "code") for row in trials[key] for s in row]
     sentences += [s for triplets, _ in samples.values() for row in triplets for s in row]
     net, tokenizer = load_model(model, device)
-    vectors = embed_lookup(net, tokenizer, sentences, pooler, batch_size, progress=True)
+    vectors = embed_lookup(net, tokenizer, sentences, pooler, batch_size, progress=True, normalize=normalize)
     res = score_nli(vectors, trials, samples, gh_sample, seed)
-    record = {**run_metadata(model, pooler, data, scale, start), "suite": "nli", "sets": dict(sets or {}),
+    record = {**run_metadata(model, pooler, data, scale, start, normalize), "suite": "nli", "sets": dict(sets or {}),
               "iso_sample": iso_sample, "gh_sample": gh_sample, "seed": seed, **res}
     write_json(out, record)
     a = res["anli"]

@@ -104,11 +104,12 @@ def _all_sentences(suite) -> list[str]:
 
 
 def evaluate_suite(model, tokenizer, suite, poolers=("cls_before_pooler",), batch_size: int = 128,
-                   progress: bool = False) -> dict[str, dict]:
+                   progress: bool = False, normalize: bool = False) -> dict[str, dict]:
     """Embed every distinct sentence of a loaded suite once (all poolers per forward pass), then score."""
     sentences = _all_sentences(suite)
     row = {s: i for i, s in enumerate(sentences)}
-    emb = embed(model, tokenizer, sentences, poolers=tuple(poolers), batch_size=batch_size, progress=progress)
+    emb = embed(model, tokenizer, sentences, poolers=tuple(poolers), batch_size=batch_size, progress=progress,
+                normalize=normalize)
     return {p: score_suite(suite, lambda ss, m=emb[p]: m[[row[s] for s in ss]]) for p in poolers}
 
 
@@ -134,7 +135,8 @@ def format_table(res: dict) -> str:
                       " ".join(f"{res[n]:.2f}".rjust(w) for n, w in zip(names, width))])
 
 
-def evaluate_sts_cli(model, pooler, data, out, batch_size=128, device=None, scale=None, lowercase=False) -> dict:
+def evaluate_sts_cli(model, pooler, data, out, batch_size=128, device=None, scale=None, lowercase=False,
+                     normalize=False) -> dict:
     """`sentaug evaluate sts`: load data (fail fast), then the model; evaluate; write one JSON atomically.
     `lowercase`: every sentence lower-cased first (recorded in the JSON)."""
     import torch
@@ -150,8 +152,9 @@ def evaluate_sts_cli(model, pooler, data, out, batch_size=128, device=None, scal
     if lowercase:
         suite = lowercase_suite(suite)
     net, tokenizer = load_pretrained(model, device)
-    res = evaluate_suite(net, tokenizer, suite, (pooler,), batch_size, progress=True)[pooler]
-    record = {"model": str(model), "pooler": pooler, "data": str(data), "scale": scale, "lowercase": bool(lowercase),
+    res = evaluate_suite(net, tokenizer, suite, (pooler,), batch_size, progress=True, normalize=normalize)[pooler]
+    record = {"model": str(model), "pooler": pooler, "normalize": normalize, "data": str(data), "scale": scale,
+              "lowercase": bool(lowercase),
               **{k: res[k] for k in (*TASKS, "avg", "STSBenchmark_dev", "SICKRelatedness_dev")},
               "n_pairs": n_pairs(suite), "seconds": round(time.perf_counter() - start, 2),
               "versions": {"torch": torch.__version__, "transformers": transformers.__version__,

@@ -137,16 +137,16 @@ def all_sentences(data: dict) -> list[str]:
 
 
 def evaluate_transfer(model, tokenizer, data: dict, pooler: str, mode: str = "fast", solver: str = "senteval",
-                      batch_size: int = 128, progress: bool = False) -> dict:
+                      batch_size: int = 128, progress: bool = False, normalize: bool = False) -> dict:
     """Embed every distinct sentence of the loaded tasks once, then run the protocol."""
     from .embeddings import embed_lookup
 
-    vectors = embed_lookup(model, tokenizer, all_sentences(data), pooler, batch_size, progress)
+    vectors = embed_lookup(model, tokenizer, all_sentences(data), pooler, batch_size, progress, normalize)
     return score_transfer(data, vectors, mode, solver, progress)
 
 
 def evaluate_transfer_cli(model, pooler, data, out, mode="fast", tasks=None, solver="senteval", batch_size=128,
-                          device=None, scale=None) -> dict:
+                          device=None, scale=None, normalize=False) -> dict:
     """`sentaug evaluate transfer`: load the tasks (fail fast), then the model; write one JSON atomically."""
     from ..io import write_json
     from .embeddings import load_model, run_metadata
@@ -154,8 +154,9 @@ def evaluate_transfer_cli(model, pooler, data, out, mode="fast", tasks=None, sol
     start = time.perf_counter()
     loaded = load_transfer(data, tuple(tasks) if tasks else TASKS)
     net, tokenizer = load_model(model, device)
-    res = evaluate_transfer(net, tokenizer, loaded, pooler, mode, solver, batch_size, progress=True)
-    record = {**run_metadata(model, pooler, data, scale, start), "suite": "transfer", "mode": mode,
+    res = evaluate_transfer(net, tokenizer, loaded, pooler, mode, solver, batch_size, progress=True,
+                            normalize=normalize)
+    record = {**run_metadata(model, pooler, data, scale, start, normalize), "suite": "transfer", "mode": mode,
               "solver": solver, "kfold": KFOLD[mode], "regs": list(REGS), **res}
     write_json(out, record)
     names = [*loaded, "avg"]

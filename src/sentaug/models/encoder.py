@@ -190,13 +190,14 @@ def embed_batches(model, batches, n: int, poolers=("cls_before_pooler",), progre
 
 def embed(model, tokenizer, sentences: list[str], poolers=("cls_before_pooler",), batch_size: int | None = None,
           max_length: int | None = None, progress: bool = False, batches=None,
-          precision: str | None = None) -> dict[str, np.ndarray]:
+          precision: str | None = None, normalize: bool = False) -> dict[str, np.ndarray]:
     """Embed `sentences` with each pooler in `poolers`; returns float32 arrays aligned with `sentences`.
 
     No truncation unless `max_length` is given (SimCSE's SentEval protocol evaluates full sentences; the
     model's own position limit still applies). `batch_size`: sentences per batch (default: `batching`, by
     device); `precision`: auto, fp32 or bf16 (`embedding_dtype`). `batches`: the `tokenized_batches` of these
-    sentences (distinct, in this order) kept from an earlier call, to skip tokenizing them again.
+    sentences (distinct, in this order) kept from an earlier call, to skip tokenizing them again. `normalize`:
+    each vector divided by its L2 norm (a sentence-transformers folder's Normalize module).
     """
     unique = list(dict.fromkeys(sentences))
     index = {s: i for i, s in enumerate(unique)}
@@ -204,8 +205,18 @@ def embed(model, tokenizer, sentences: list[str], poolers=("cls_before_pooler",)
     if batches is None:
         batches = tokenized_batches(tokenizer, unique, size, max_length, max_tokens)
     out = embed_batches(model, batches, len(unique), poolers, progress, size, precision=precision)
+    if normalize:
+        out = {p: l2_normalize(v) for p, v in out.items()}
     rows = np.fromiter((index[s] for s in sentences), dtype=np.int64, count=len(sentences))
     return {p: (v[rows] if v is not None else np.zeros((0, 0), np.float32)) for p, v in out.items()}
+
+
+def l2_normalize(vectors: np.ndarray | None) -> np.ndarray | None:
+    """Rows divided by their L2 norm, as sentence-transformers' Normalize does (a zero row stays zero)."""
+    if vectors is None:
+        return None
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12).astype(vectors.dtype)
 
 
 class SentenceEncoder(nn.Module):

@@ -98,6 +98,17 @@ def scale_note(scale: str, meta: dict, escape=lambda text: text) -> str:
             + ": not comparable with the paper's numbers.")
 
 
+def unbuilt_note(scale: str, records: list[dict], columns: list[str], meta: dict, escape=lambda text: text,
+                 mark: str = "–") -> str:
+    """The caption's sentence on the columns not built at this scale (`unbuilt_columns`), or nothing."""
+    unbuilt = unbuilt_columns(records)
+    if not unbuilt:
+        return ""
+    return (f"Not built at scale {scale} ({mark}): {', '.join(escape(c) for c in unbuilt)}"
+            + (f" ({escape(meta['unbuilt_reason'])})" if meta.get("unbuilt_reason") else "")
+            + ("; avg is over the columns built" if "avg" in columns and "avg" not in unbuilt else "") + ". ")
+
+
 def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, meta: dict) -> str:
     table = paper["tables"][table_name]
     columns = table["columns"]
@@ -109,12 +120,7 @@ def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, me
         caption += scale_note(f"\\texttt{{{scale}}}", meta, _tex) + " "
     if any(r.get("added") for r in records):
         caption += _tex(ADDED_NOTE.format(key="add_rows")) + " "
-    unbuilt = unbuilt_columns(records)
-    if unbuilt:
-        caption += (f"Not built at scale \\texttt{{{scale}}} (--): {', '.join(_tex(c) for c in unbuilt)}"
-                    + (f" ({_tex(meta['unbuilt_reason'])})" if meta.get("unbuilt_reason") else "")
-                    + ("; avg is over the columns built" if "avg" in columns and "avg" not in unbuilt else "")
-                    + ". ")
+    caption += unbuilt_note(f"\\texttt{{{scale}}}", records, columns, meta, _tex, "--")
     lines = [r"\begin{table}[t]", r"\centering", r"\small",
              r"\begin{tabular}{l" + "r" * len(columns) + "}", r"\toprule",
              " & ".join(["Method"] + [_tex(c) for c in headers]) + r" \\", r"\midrule"]

@@ -171,7 +171,10 @@ def _references(path: Path, roots: tuple[tuple[str, Path], ...]) -> tuple[tuple[
     names = {".".join(package[:i]) for i in range(1, len(package) + 1)}      # the packages on the way
     data: list[Path] = []
     inner: set[int] = set()                 # nested divisions of a path already read whole
+    lazy = _lazy_attribute_nodes(_syntax_tree(path)) if path.name == "__init__.py" else set()
     for node in ast.walk(_syntax_tree(path)):
+        if id(node) in lazy:
+            continue
         if isinstance(node, ast.Import):
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -185,6 +188,15 @@ def _references(path: Path, roots: tuple[tuple[str, Path], ...]) -> tuple[tuple[
                 data.append(found)
     modules = tuple(f for name in names if (f := _module_file(name, by_name)) is not None and f != path)
     return modules, tuple(data)
+
+
+def _lazy_attribute_nodes(tree: ast.Module) -> set[int]:
+    """The nodes of a package's module-level `__getattr__` (PEP 562): importing the package, or any module in it,
+    does not run it; only asking the package for the attribute does (`from sentaug.evaluate import evaluate`, the
+    Python API, which no rule's command does). Following its imports would put the API's whole closure into every
+    evaluation job's digest."""
+    return {id(node) for fn in tree.body if isinstance(fn, ast.FunctionDef) and fn.name == "__getattr__"
+            for node in ast.walk(fn)}
 
 
 def _division_chain(node: ast.BinOp, inner: set[int]) -> list[ast.expr]:

@@ -17,8 +17,9 @@ def export_job_environment(src: Path, python: str) -> None:
     """Make jobs import this checkout's `src` and run `python` from the interpreter running Snakemake (e.g.
     .venv/bin/snakemake without an activated venv). Snakemake passes its environment to every job (also to
     SLURM jobs: sbatch --export=ALL); with --software-deployment-method conda the rule's environment is put in
-    front of this PATH."""
+    front of this PATH, and SENTAUG_ROOT (the checkout) is where envs/*.yaml install sentaug from."""
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), os.environ.get("PYTHONPATH")]))
+    os.environ["SENTAUG_ROOT"] = str(Path(src).resolve().parent)
     os.environ["PATH"] = os.pathsep.join([str(Path(python).parent), os.environ.get("PATH", "")])
 
 
