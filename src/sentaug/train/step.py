@@ -87,7 +87,10 @@ class CudaGraphs:
     step into a `torch.cuda.CUDAGraph`, and host tensors pinned for copies the host does not wait for."""
 
     def __init__(self, runner: "StepRunner"):
+        from ..models.capturable import make_capturable
+
         self.device = runner.device
+        make_capturable()       # backbones that copy host tensors in their forward build them before a capture
 
     @contextlib.contextmanager
     def side_stream(self):
