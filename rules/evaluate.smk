@@ -86,7 +86,7 @@ rule token_pca:
     conda:
         "../envs/train.yaml"
     shell:
-        "python -m sentaug.cli token-pca --model {input.model} --corpus {input.corpus} --out {output} 2> {log}"
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli token-pca --model {input.model} --corpus {input.corpus} --out {output} 2> {log}"
 
 
 # Analyses behind figures (sentaug.workflow resolves their paths and inputs; their settings,

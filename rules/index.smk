@@ -25,6 +25,8 @@ rule index:
         f"{R}/logs/index/{{corpus}}/{{backbone}}/{{pooler}}/k{{k}}.log",
     conda:
         "../envs/train.yaml"
+    # the thread count is the rule's, not the caller's environment's: faiss's search (OpenBLAS) splits its sums
+    # by thread, and their rounding reorders near-tied neighbours
     shell:
-        "python -m sentaug.cli index --corpus {input.corpus} --backbone {input.backbone} --pooler {wildcards.pooler} "
-        "--k {wildcards.k} --out {output.index} 2> {log}"
+        "OMP_NUM_THREADS={threads} python -m sentaug.cli index --corpus {input.corpus} --backbone {input.backbone} "
+        "--pooler {wildcards.pooler} --k {wildcards.k} --out {output.index} 2> {log}"

@@ -138,7 +138,12 @@ def test_env_runs_its_rules(env, built, tmp_path):
     venv = tmp_path / env
     install(env, venv)
     envs = rule_envs()
-    clean = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path)),
+    # Python's own settings go (no PYTHONPATH, no activated venv: sentaug from the env's install); the machine's
+    # stay: e.g. OPENBLAS_CORETYPE picks the BLAS kernels of faiss's search, whose rounding reorders near-tied
+    # neighbours of the index when it differs from the full environment's run
+    python_vars = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "VIRTUAL_ENV_PROMPT", "CONDA_PREFIX")
+    clean = {**{k: v for k, v in os.environ.items() if k not in python_vars},
+             "PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": os.environ.get("HOME", str(tmp_path)),
              "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
     for job in JOBS[env]:
         target = results / job
