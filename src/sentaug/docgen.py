@@ -114,7 +114,7 @@ the date, machine and commit its CSV records, and what differs from the paper at
 (`demo`, `small`, `gpu`) the backbones, corpus and steps are stand-ins: such numbers check the pipeline and are not
 comparable with the papers'. A table not built here shows the paper's numbers alone.
 
-Built: {built} of {total} tables{scales}.
+Built: {built} of {total} tables{skipped}{scales}.
 {settings}"""
 
 
@@ -212,7 +212,7 @@ def results_markdown(config_file: str = "config.yaml", results: str = "results")
 
     config = sc.load_yaml(config_file)
     body, built, scales = [], 0, set()
-    total = 0
+    total = skipped = 0
     for name in config["papers"]:
         paper = sc.load_paper(config, name)
         body += ["", f"## {_markdown(paper.get('title', name))}", ""]
@@ -225,7 +225,8 @@ def results_markdown(config_file: str = "config.yaml", results: str = "results")
                 continue
             records = _records(csv)
             first = records[0] if records else {}
-            built += 1
+            skipped += bool(first.get("skipped"))       # written, but "not built at this scale" (as the front page)
+            built += not first.get("skipped")
             scales.add(str(first.get("scale")))
             stamp = (f"built {first['built']} on {first.get('machine')}, commit {first.get('commit')}"
                      if first.get("built") else "built before the CSV recorded date, machine and commit")
@@ -237,6 +238,7 @@ def results_markdown(config_file: str = "config.yaml", results: str = "results")
             differs = _differs(config, str(first.get("scale")), name, tname, records, columns)
             body += [*([_markdown(differs), ""] if differs else []), *table_markdown(records, columns), ""]
     header = RESULTS_HEADER.format(results=results, built=built, total=total,
+                                   skipped=f" ({skipped} not built at this scale)" if skipped else "",
                                    scales=f", at scale {', '.join(sorted(scales))}" if scales else "",
                                    settings="".join("\n" + scale_settings_markdown(config, scale)
                                                     for scale in sorted(scales) if scale in config["scales"]))
