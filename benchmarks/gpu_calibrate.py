@@ -34,7 +34,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gpu_runs import ROOT, TOKENIZERS, attempt, load_lines, stand_in_cache, timed_train, token_files  # noqa: E402
-from gpu_training import examples_of, texts_of_run, versions  # noqa: E402
+from gpu_runs import versions  # noqa: E402
+from gpu_training import examples_of, texts_of_run  # noqa: E402
 
 TINY = {"layers": 2, "hidden": 128, "intermediate": 512}
 

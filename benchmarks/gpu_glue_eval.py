@@ -52,7 +52,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from gpu_runs import ROOT, Clock, attempt, make_backbone, median_ms  # noqa: E402
+from gpu_runs import ROOT, Clock, attempt, make_backbone, median_ms, versions, write  # noqa: E402
 
 from sentaug.evaluate import glue  # noqa: E402
 from sentaug.evaluate.glue_steps import fine_tune  # noqa: E402
@@ -347,22 +347,6 @@ def main() -> None:
     results["total_seconds"] = round(time.perf_counter() - started, 1)
     write(args.out, results)
     print(f"[done] {results['total_seconds']} s -> {args.out}", flush=True)
-
-
-def write(path, results: dict) -> None:
-    Path(path).write_text(json.dumps(results, indent=2, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
-
-
-def versions(device: str) -> dict:
-    import platform
-
-    import transformers
-
-    out = {"torch": torch.__version__, "transformers": transformers.__version__, "python": platform.python_version(),
-           "cpus": os.cpu_count(), "threads": torch.get_num_threads(), "loadavg": os.getloadavg()}
-    if device.startswith("cuda"):
-        out["gpu"] = torch.cuda.get_device_name()
-    return out
 
 
 if __name__ == "__main__":

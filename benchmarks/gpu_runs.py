@@ -32,6 +32,25 @@ RUNS = itertools.count()
 LOSS_TOLERANCE, DEV_TOLERANCE = 0.02, 1.0   # graph against eager: relative loss, STS-B dev points (bf16)
 
 
+def write(path, results: dict) -> None:
+    """A benchmark's results as JSON (numpy and torch scalars as numbers, anything else as its text)."""
+    Path(path).write_text(json.dumps(results, indent=2, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
+
+
+def versions(device: str) -> dict:
+    """The software and machine a benchmark ran on."""
+    import os
+    import platform
+
+    import transformers
+
+    out = {"torch": torch.__version__, "transformers": transformers.__version__, "python": platform.python_version(),
+           "cpus": os.cpu_count(), "threads": torch.get_num_threads(), "loadavg": os.getloadavg()}
+    if device.startswith("cuda"):
+        out["gpu"] = torch.cuda.get_device_name()
+    return out
+
+
 class Clock:
     """Marks on the device's timeline (CUDA events) or the host's (perf_counter)."""
 

@@ -43,7 +43,6 @@ import gc
 import json
 import math
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -58,7 +57,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gpu_runs import (ROOT, Clock, agreement, attempt, autocast, load_lines, long_lines,  # noqa: E402
                       make_backbone, median_ms, replays, spec_for, stand_in_cache, stand_in_triplets, timed_train,
-                      token_files)
+                      token_files, versions, write)
 
 OVERHEAD = ["simcse", "simcse_retrieval", "cards", "vascl", "augcse", "simcse_mlm"]
 SECTIONS = ["matmul", "step", "dev_eval", "overhead", "methods", "compile", "knn"]     # the order they run in
@@ -602,20 +601,6 @@ def main() -> None:
     results["projection"] = projection(results)
     write(args.out, results)
     print(f"[done] {results['total_seconds']} s; projection {results['projection']}", flush=True)
-
-
-def write(path, results: dict) -> None:
-    Path(path).write_text(json.dumps(results, indent=2, default=lambda v: v.item() if hasattr(v, "item") else str(v)))
-
-
-def versions(device: str) -> dict:
-    import transformers
-
-    out = {"torch": torch.__version__, "transformers": transformers.__version__, "python": platform.python_version(),
-           "cpus": os.cpu_count(), "threads": torch.get_num_threads(), "loadavg": os.getloadavg()}
-    if device.startswith("cuda"):
-        out["gpu"] = torch.cuda.get_device_name()
-    return out
 
 
 if __name__ == "__main__":

@@ -50,6 +50,25 @@ def spec_for(method: str, **train) -> dict:
     return s
 
 
+def infonce_with_retrieved(backbone, idx, anchors, positives, sampler, rows) -> float:
+    """A first step's loss by hand: InfoNCE (temperature 0.05) of the 8 anchors' CLS vectors against their
+    positives and the retrieved negative column `rows`, each anchor's own sentence masked among the negatives."""
+    model, tok = AutoModel.from_pretrained(backbone), AutoTokenizer.from_pretrained(backbone)
+    enc = tok(anchors + positives + sampler.sentences(rows), padding=True, truncation=True, max_length=32,
+              return_tensors="pt")
+    model.train()
+    cls = model(**enc).last_hidden_state[:, 0]
+    z1, z2, zn = cls[:8], cls[8:16], cls[16:]
+    anchor_rows = sampler.rows(idx)
+    total = 0.0
+    for i in range(8):
+        logits = [torch.cosine_similarity(z1[i], z2[j], dim=0) / 0.05 for j in range(8)]
+        logits += [torch.cosine_similarity(z1[i], zn[c], dim=0) / 0.05 for c in range(8)
+                   if rows[c, 0] != anchor_rows[i]]          # the anchor's own sentence is masked
+        total += -torch.log_softmax(torch.stack(logits), 0)[i]
+    return (total / 8).item()
+
+
 def test_cards_first_step_is_infonce_with_the_retrieved_negative_column(setup):
     from sentaug.index.neighbours import build_index
     from sentaug.index.sampling import NegativeSampler, load_index
@@ -68,20 +87,8 @@ def test_cards_first_step_is_infonce_with_the_retrieved_negative_column(setup):
     assert positives != anchors
     sampler = NegativeSampler(load_index(index), mode="top_k_uniform", s=1, k=4)
     rows = sampler.sample(idx, torch.Generator().manual_seed(3 * 1_000_003))
-    negatives = sampler.sentences(rows)
-    model, tok = AutoModel.from_pretrained(backbone), AutoTokenizer.from_pretrained(backbone)
-    enc = tok(anchors + positives + negatives, padding=True, truncation=True, max_length=32, return_tensors="pt")
-    model.train()
-    cls = model(**enc).last_hidden_state[:, 0]
-    z1, z2, zn = cls[:8], cls[8:16], cls[16:]
-    anchor_rows = sampler.rows(idx)
-    total = 0.0
-    for i in range(8):
-        logits = [torch.cosine_similarity(z1[i], z2[j], dim=0) / 0.05 for j in range(8)]
-        logits += [torch.cosine_similarity(z1[i], zn[c], dim=0) / 0.05 for c in range(8)
-                   if rows[c, 0] != anchor_rows[i]]          # the anchor's own sentence is masked
-        total += -torch.log_softmax(torch.stack(logits), 0)[i]
-    assert logged["loss"] == pytest.approx((total / 8).item(), rel=1e-4)
+    assert logged["loss"] == pytest.approx(infonce_with_retrieved(backbone, idx, anchors, positives, sampler, rows),
+                                           rel=1e-4)
 
 
 METHODS = ["vascl", "vascl_official_code", "augcse", "augcse_bool", "augcse_positive", "augcse_no_discriminator",
@@ -135,17 +142,5 @@ def test_sda_positives_with_retrieved_negatives_first_step_by_hand(setup):
     assert positives != anchors
     sampler = NegativeSampler(load_index(index), mode="top_k_uniform", s=1, k=4)
     rows = sampler.sample(idx, torch.Generator().manual_seed(3 * 1_000_003))
-    model, tok = AutoModel.from_pretrained(backbone), AutoTokenizer.from_pretrained(backbone)
-    enc = tok(anchors + positives + sampler.sentences(rows), padding=True, truncation=True, max_length=32,
-              return_tensors="pt")
-    model.train()
-    cls = model(**enc).last_hidden_state[:, 0]
-    z1, z2, zn = cls[:8], cls[8:16], cls[16:]
-    anchor_rows = sampler.rows(idx)
-    total = 0.0
-    for i in range(8):
-        logits = [torch.cosine_similarity(z1[i], z2[j], dim=0) / 0.05 for j in range(8)]
-        logits += [torch.cosine_similarity(z1[i], zn[c], dim=0) / 0.05 for c in range(8)
-                   if rows[c, 0] != anchor_rows[i]]
-        total += -torch.log_softmax(torch.stack(logits), 0)[i]
-    assert logged["loss"] == pytest.approx((total / 8).item(), rel=1e-4)
+    assert logged["loss"] == pytest.approx(infonce_with_retrieved(backbone, idx, anchors, positives, sampler, rows),
+                                           rel=1e-4)
