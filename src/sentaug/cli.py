@@ -17,7 +17,8 @@ import sys
 from . import __version__
 from .catalog import add_list_command
 from .choices import Answer, UnknownName
-from .cli_args import Parser, group_commands, hidden_alias, load_spec, model_arg, pooler_arg, spec_arg
+from .cli_args import (Parser, forward_args, group_commands, hidden_alias, load_spec, model_arg, pooler_arg,
+                       spec_arg)
 from .docgen import add_docs_commands
 from .evaluate.cli import add_evaluate_commands
 from .plugins import PluginError
@@ -287,9 +288,8 @@ def build_parser() -> Parser:
     pooler_arg(ix)
     ix.add_argument("--k", type=int, required=True, help="neighbours kept per sentence (self excluded)")
     ix.add_argument("--out", required=True, help=".npz path; the provenance .json is written beside it")
-    ix.add_argument("--batch-size", type=int, default=128, help="sentences per forward pass (default: 128)")
     ix.add_argument("--max-length", type=int, default=32, help="token limit when embedding (0: none; default 32)")
-    ix.add_argument("--device", default=None, help="cpu searches with faiss; cuda with torch matmul")
+    forward_args(ix, device_help="cpu searches with faiss; cuda with torch matmul")
     ix.set_defaults(func=cmd_index)
 
     nt = sub.add_parser("nli-triplets", help="NLI (premise, entailment, contradiction) triplets for the nli "
@@ -321,8 +321,7 @@ def build_parser() -> Parser:
     model_arg(ac, "the backbone folder (Hugging Face layout)")
     ac.add_argument("--out", required=True, help="JSON")
     ac.add_argument("--max-lines", type=int, default=2000, help="cosine sample size (0: every line)")
-    ac.add_argument("--batch-size", type=int, default=128, help="sentences per forward pass (default: 128)")
-    ac.add_argument("--device", default=None, help="cpu or cuda (default: cuda where there is one)")
+    forward_args(ac)
     ac.set_defaults(func=cmd_augment_cosine)
 
     pj = sub.add_parser("project", help="2-D PCA / t-SNE of originals and their augmentations (AugCSE Figs. 2-4)")
@@ -333,8 +332,7 @@ def build_parser() -> Parser:
     pj.add_argument("--method", choices=["pca", "tsne"], default="pca", help="the projection (default: pca)")
     pj.add_argument("--sample", type=int, default=200, help="changed rows per augmentation, and originals")
     pj.add_argument("--seed", type=int, default=0, help="the sample's seed (default: 0)")
-    pj.add_argument("--batch-size", type=int, default=128, help="sentences per forward pass (default: 128)")
-    pj.add_argument("--device", default=None, help="cpu or cuda (default: cuda where there is one)")
+    forward_args(pj)
     pj.add_argument("--scale", default=None, help="recorded in the output")
     pj.add_argument("--out", required=True, help="JSON: coordinates and a label per point")
     pj.set_defaults(func=cmd_project)

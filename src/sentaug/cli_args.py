@@ -1,6 +1,7 @@
 """What every `sentaug` command shares: its parser class (each subcommand's one-line help is also its
 description; former spellings of a flag kept as hidden aliases), and the arguments that mean the same thing in
-every command: `--model`, `--pooler` (with its default from the model), `--spec`.
+every command: `--model`, `--pooler` (with its default from the model), `--batch-size` and `--device`,
+`--spec`.
 """
 from __future__ import annotations
 
@@ -116,6 +117,14 @@ def pooler_arg(parser, trained: bool = True, sentence_transformers: bool = False
         where += "the pooling and normalisation of the folder's sentence-transformers modules, else "
     parser.add_argument("--pooler", choices=POOLERS, default=None,
                         help=f"sentence vector: {', '.join(POOLERS)} (default: {where}{DEFAULT_POOLER})")
+
+
+def forward_args(parser, batch_size: int | None = 128, batch_help: str | None = None,
+                 device_help: str = "cpu or cuda (default: cuda where there is one)") -> None:
+    """--batch-size and --device: how a command that embeds sentences runs its forward passes."""
+    parser.add_argument("--batch-size", type=int, default=batch_size,
+                        help=batch_help or f"sentences per forward pass (default: {batch_size})")
+    parser.add_argument("--device", default=None, help=device_help)
 
 
 def precision_arg(parser) -> None:

@@ -33,9 +33,10 @@ from .registry import Param, register
 # --------------------------------------------------------------------------------------------------
 # Editing a Doc's text token by token
 # --------------------------------------------------------------------------------------------------
-class _Edit:
+class TokenEdit:
     """Edits of a Doc's tokens, rendered back with the doc's own whitespace (so untouched text is
-    byte-identical to the original)."""
+    byte-identical to the original). `append` and `before` serve any language (the Chinese rules use them);
+    `replace`, `append_word` and `delete` follow English capitalisation, clitics and spacing."""
 
     def __init__(self, doc):
         self.doc = doc
@@ -43,9 +44,9 @@ class _Edit:
         self.ws = [t.whitespace_ for t in doc]
         self.before = [""] * len(doc)
 
-    def replace(self, i: int, new: str) -> "_Edit":
+    def replace(self, i: int, new: str) -> "TokenEdit":
         tok = self.doc[i]
-        if i == _first(self.doc) and tok.text[:1].isupper():
+        if i == first_token(self.doc) and tok.text[:1].isupper():
             new = new[:1].upper() + new[1:]            # "Is it ..." -> "Has to be it ..."
         if i > 0 and not self.ws[i - 1] and tok.text[:1] in "'\u2019":
             new = " " + new                            # clitic "'s"/"'re" -> " has to be"
@@ -55,11 +56,11 @@ class _Edit:
         self.text[i] = new
         return self
 
-    def append(self, i: int, s: str) -> "_Edit":
+    def append(self, i: int, s: str) -> "TokenEdit":
         self.text[i] += s
         return self
 
-    def append_word(self, i: int, word: str) -> "_Edit":
+    def append_word(self, i: int, word: str) -> "TokenEdit":
         """Add a word after token i, with a space after it too if token i was glued to a following word."""
         self.text[i] += " " + word
         nxt = i + 1
@@ -67,10 +68,10 @@ class _Edit:
             self.ws[i] = " "
         return self
 
-    def delete(self, i: int) -> "_Edit":
+    def delete(self, i: int) -> "TokenEdit":
         """Remove token i and one of the two spaces around it ("did not go" -> "did go",
         "didn't go" -> "did go", "No one came" -> "One came")."""
-        if i == _first(self.doc):
+        if i == first_token(self.doc):
             self.ws[i] = ""
             nxt = i + 1
             if nxt < len(self.doc):
@@ -87,12 +88,12 @@ class _Edit:
 _NT = ("n't", "n\u2019t")
 
 
-def _first(doc) -> int:
+def first_token(doc) -> int:
     """Index of the first non-whitespace token (0 for an all-space doc)."""
     return next((t.i for t in doc if not t.is_space), 0)
 
 
-def _last(doc) -> int:
+def last_token(doc) -> int:
     """Index of the last non-whitespace token (-1 for an all-space doc)."""
     return next((t.i for t in reversed(doc) if not t.is_space), -1)
 
@@ -120,24 +121,30 @@ def _is_pause(tok) -> bool:
     return tok.is_punct and tok.tag_ in PAUSE_TAGS
 
 
+def clause_comma_place(doc, clause, is_mark) -> int | None:
+    """The token after which rule 1's comma goes for the subordinate clause headed by `clause`: the one before
+    the clause, or the clause's last for a clause that opens the sentence; None where the clause spans the
+    sentence or a mark (`is_mark`, in the parse's scheme) is already on either side."""
+    start, end = clause.left_edge.i, clause.right_edge.i
+    if start > first_token(doc):
+        at = start - 1
+    elif end + 1 <= last_token(doc):
+        at = end
+    else:
+        return None
+    return None if is_mark(doc[at]) or is_mark(doc[at + 1]) else at
+
+
 def _pi_clause(doc, rng):
     """Rule 1: ',' between a subordinate clause and the main clause (at the clause's start; for a clause
     that opens the sentence, at its end). Skipped where a mark is already there."""
     for t in doc:
-        if t.dep_ not in SUBORDINATE_DEPS:
+        if t.dep_ not in SUBORDINATE_DEPS or _is_mark(doc[t.left_edge.i]) or _is_mark(doc[t.right_edge.i]):
             continue
-        start, end = t.left_edge.i, t.right_edge.i
-        if _is_mark(doc[start]) or _is_mark(doc[end]):
+        at = clause_comma_place(doc, t, _is_mark)
+        if at is None:
             continue
-        if start > _first(doc):
-            at = start - 1
-        elif end + 1 <= _last(doc):
-            at = end
-        else:
-            continue
-        if _is_mark(doc[at]) or _is_mark(doc[at + 1]):
-            continue
-        e = _Edit(doc).append(at, ",")
+        e = TokenEdit(doc).append(at, ",")
         e.ws[at] = e.ws[at] or " "
         return e.render()
     return None
@@ -159,27 +166,31 @@ def _pi_subject(doc, rng):
     comma = rng.random() < 0.5
     # a comma needs a word after the subject, and no pause mark on either side of it
     if comma and nxt is not None and not _is_pause(doc[e]) and not nxt.is_punct:
-        return _Edit(doc).append(e, ",").render()
-    ed = _Edit(doc)
+        return TokenEdit(doc).append(e, ",").render()
+    ed = TokenEdit(doc)
     ed.before[s] = QUOTE + ed.before[s]
     return ed.append(e, QUOTE).render()
 
 
-def _pi_duplicate(doc, rng):
-    """Rule 3: duplicate the first pause mark that is not the sentence's last token ("a, b" -> "a,, b")."""
-    last = _last(doc)
-    for t in doc[:max(last, 0)]:
-        if _is_pause(t):
-            return _Edit(doc).append(t.i, t.text).render()
+def duplicate_first_pause(doc, is_pause):
+    """Rule 3: duplicate the first pause mark that is not the sentence's last token ("a, b" -> "a,, b");
+    `is_pause` says what a pause mark is in the parse's scheme."""
+    for t in doc[:max(last_token(doc), 0)]:
+        if is_pause(t):
+            return TokenEdit(doc).append(t.i, t.text).render()
     return None
+
+
+def _pi_duplicate(doc, rng):
+    return duplicate_first_pause(doc, _is_pause)
 
 
 def _pi_end(doc, rng):
     """Rule 4: a final mark becomes '!', a final '!' gets a second one."""
-    last = _last(doc)
+    last = last_token(doc)
     if last < 0 or not _is_pause(doc[last]):
         return None
-    e = _Edit(doc)
+    e = TokenEdit(doc)
     if doc[last].text == "!":
         return e.append(last, "!").render()
     e.text[last] = "!"
@@ -187,15 +198,16 @@ def _pi_end(doc, rng):
 
 
 PI_RULES = (_pi_clause, _pi_subject, _pi_duplicate, _pi_end)
+# How Algorithm 1 picks its rule, in every language
+PI_MODE = Param("random", "first: Alg. 1's if-chain (first rule that applies); random: one of the 4 rules drawn "
+                          "uniformly, unchanged if it does not apply (the text's 'randomly select a rule'); "
+                          "shuffle: rules tried in random order", choices=("first", "random", "shuffle"))
 
 
 @register("punctuation_insertion", family="sda", needs_parse=True,
           description="SDA Alg. 1: ',' before a subordinate clause / ',' or quotes at the subject / "
                       "a duplicated mark / final '!'",
-          mode=Param("random", "first: Alg. 1's if-chain (first rule that applies); random: one of the 4 "
-                               "rules drawn uniformly, unchanged if it does not apply (the text's 'randomly "
-                               "select a rule'); shuffle: rules tried in random order",
-                     choices=("first", "random", "shuffle")))
+          mode=PI_MODE)
 def punctuation_insertion(doc, rng, mode: str = "random") -> str:
     """Algorithm 1. The paper's text says a rule is selected at random "with a certain probability", while
     Algorithm 1 is an if-chain; the chain changes almost every sentence (rule 4 applies to nearly all), far
@@ -279,11 +291,11 @@ def affirmative_auxiliary(doc, rng, verb_groups: bool = False) -> str:
     forms = rng.choice(AFFIRMATIVE_AUXILIARIES)
     for w in doc:
         if w.lemma_ == "be" and w.tag_ in _FINITE_BE_TAGS:
-            return _Edit(doc).replace(w.i, _inflect(forms, w.tag_) + " be").render()
+            return TokenEdit(doc).replace(w.i, _inflect(forms, w.tag_) + " be").render()
         if w.dep_ == "ROOT" and w.pos_ == "VERB":
             auxes = [c for c in w.lefts if c.dep_ in ("aux", "auxpass") and c.tag_ != "TO"]
             if not auxes and (verb_groups or w.tag_ in _FINITE_TAGS):
-                return _Edit(doc).replace(w.i, f"{_inflect(forms, w.tag_)} {w.lemma_}").render()
+                return TokenEdit(doc).replace(w.i, f"{_inflect(forms, w.tag_)} {w.lemma_}").render()
             if not (auxes and verb_groups):
                 continue   # a later be-verb may still apply (Alg. 2 goes on scanning)
             f = auxes[0]
@@ -293,7 +305,7 @@ def affirmative_auxiliary(doc, rng, verb_groups: bool = False) -> str:
                 new = _inflect(forms, f.tag_)
             else:
                 new = f"{_inflect(forms, f.tag_)} {f.lemma_}"
-            return _Edit(doc).replace(f.i, new).render()
+            return TokenEdit(doc).replace(f.i, new).render()
     return doc.text
 
 
@@ -330,7 +342,23 @@ def double_negation(doc, rng, copulas: bool = True) -> str:
     def is_aux(w) -> bool:
         return w.dep_ in AUX_DEPS or (copulas and w.dep_ != "ROOT" and w.pos_ == "AUX" and w.tag_ in _FINITE_OR_MD)
 
-    e, count = _Edit(doc), 0
+    def negate(e: TokenEdit, w) -> bool:
+        if is_aux(w):
+            e.append_word(w.i, "not")
+            return True
+        if w.dep_ != "ROOT":
+            return False
+        has_aux = any(c.dep_ in AUX_DEPS for c in w.lefts)
+        if w.pos_ == "VERB" and w.lemma_ != "be" and not has_aux and w.tag_ in _DO:
+            e.replace(w.i, f"{_DO[w.tag_]} not {w.lemma_}")
+        elif (w.pos_ == "AUX" or w.lemma_ == "be") and not has_aux:
+            e.append_word(w.i, "not")
+        else:
+            i = first_token(doc)
+            e.before[i] = "Not " + e.before[i]
+        return True
+
+    e = TokenEdit(doc)
     neg = next((t for t in doc if t.lower_ in NEGATION_WORDS or t.dep_ == "neg"), None)
     if neg is not None:
         prev = doc[neg.i - 1] if neg.i > 0 else None
@@ -338,23 +366,17 @@ def double_negation(doc, rng, copulas: bool = True) -> str:
             full = _CONTRACTED[prev.lower_]
             e.text[prev.i] = full.capitalize() if prev.text[:1].isupper() else full
         e.delete(neg.i)
-        count = 1
+    return negate_twice(doc, e, neg, negate)
+
+
+def negate_twice(doc, e: TokenEdit, deleted, negate) -> str:
+    """Algorithm 3's walk, in any language: the negation `deleted` (None: there was none) counts 1; then, left
+    to right, `negate(e, token)` adds a negation where the token takes one (and says so) until there are two.
+    The edited text, or the original where the sentence takes fewer than two."""
+    count = 0 if deleted is None else 1
     for w in doc:
         if count == 2:
             break
-        if neg is not None and w.i == neg.i:
-            continue
-        if is_aux(w):
-            e.append_word(w.i, "not")
-            count += 1
-        elif w.dep_ == "ROOT":
-            has_aux = any(c.dep_ in AUX_DEPS for c in w.lefts)
-            if w.pos_ == "VERB" and w.lemma_ != "be" and not has_aux and w.tag_ in _DO:
-                e.replace(w.i, f"{_DO[w.tag_]} not {w.lemma_}")
-            elif (w.pos_ == "AUX" or w.lemma_ == "be") and not has_aux:
-                e.append_word(w.i, "not")
-            else:
-                i = _first(doc)
-                e.before[i] = "Not " + e.before[i]
-            count += 1
+        if deleted is None or w.i != deleted.i:
+            count += negate(e, w)
     return e.render() if count == 2 else doc.text

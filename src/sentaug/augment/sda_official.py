@@ -62,6 +62,14 @@ def tokenised(doc) -> str:
     return " ".join(t.text for t in sentence_tokens(doc))
 
 
+def one_rule_then_the_other(rng, rules, raw: str) -> str:
+    """The released PI.py's and MV.py's choice: one of two rules (called with no arguments) drawn uniformly,
+    the other where the first leaves the tokenised text `raw` as it was."""
+    p = rng.choice((0, 1))
+    out = rules[p]()
+    return rules[1 - p]() if out == raw else out
+
+
 # --------------------------------------------------------------------------------------------------
 # Punctuation insertion (PI.py)
 # --------------------------------------------------------------------------------------------------
@@ -113,15 +121,10 @@ def _pi_tail(toks, rng) -> str:
           description="SDA's released PI (augmentation_tools/PI.py): subject quotes/comma or a comma before a "
                       "clause, else quotes around the sentence or a final mark; text and anchor tokenised")
 def punctuation_insertion_official(doc, rng) -> tuple[str, str]:
-    toks = sentence_tokens(doc)
-    raw = " ".join(t.text for t in toks)
+    toks, raw = sentence_tokens(doc), tokenised(doc)
     if not toks:
         return raw, raw
-    rules = (_pi_subject, _pi_clause)
-    p = rng.choice((0, 1))
-    out = rules[p](toks, rng)
-    if out == raw:
-        out = rules[1 - p](toks, rng)
+    out = one_rule_then_the_other(rng, (lambda: _pi_subject(toks, rng), lambda: _pi_clause(toks, rng)), raw)
     if out == raw:
         out = _pi_tail(toks, rng)
     return raw, out
@@ -162,14 +165,10 @@ def _aa_adjective(toks, word: str) -> str:
           description="SDA's released AA (augmentation_tools/MV.py): an affirmative verb before the first auxiliary "
                       "or the root, or an adverb before every adjective; text and anchor tokenised")
 def affirmative_auxiliary_official(doc, rng) -> tuple[str, str]:
-    toks = sentence_tokens(doc)
-    raw = " ".join(t.text for t in toks)
-    rules, lists = (_aa_verb, _aa_adjective), (AFFIRM_VERBS, AFFIRM_ADVERBS)
-    p = rng.choice((0, 1))
-    out = rules[p](toks, rng.choice(lists[p]))
-    if out == raw:
-        out = rules[1 - p](toks, rng.choice(lists[1 - p]))
-    return raw, out
+    toks, raw = sentence_tokens(doc), tokenised(doc)
+    # the word is drawn when its rule is tried, as MV.py does
+    return raw, one_rule_then_the_other(rng, (lambda: _aa_verb(toks, rng.choice(AFFIRM_VERBS)),
+                                              lambda: _aa_adjective(toks, rng.choice(AFFIRM_ADVERBS))), raw)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -179,8 +178,7 @@ def affirmative_auxiliary_official(doc, rng) -> tuple[str, str]:
           description="SDA's released DN (augmentation_tools/DN.py): negations deleted, 'not' added after "
                       "auxiliaries/the root until two are counted, else a negation template in front; tokenised")
 def double_negation_official(doc, rng) -> tuple[str, str]:
-    toks = sentence_tokens(doc)
-    raw = " ".join(t.text for t in toks)
+    toks, raw = sentence_tokens(doc), tokenised(doc)
     words = [t.text for t in toks]
     deps = [t.dep_ for t in toks]
     tags = [t.tag_ for t in toks]

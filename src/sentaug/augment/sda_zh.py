@@ -29,8 +29,9 @@ whitespace (mixed-script text) is kept. Punctuation is full-width (，。！“�
 """
 from __future__ import annotations
 
-from .registry import Param, register
-from .sda import apply_a_rule
+from .registry import register
+from .sda import (PI_MODE, TokenEdit, apply_a_rule, clause_comma_place, duplicate_first_pause, first_token,
+                  last_token, negate_twice)
 
 VERB_TAGS = frozenset({"VV", "VC", "VE", "VA"})
 SUBJECT_DEPS = frozenset({"nsubj", "nsubjpass"})
@@ -45,32 +46,12 @@ QUOTES = ("“", "”")
 AFFIRMATIVE_AUXILIARIES = ("必须", "一定", "不得不", "不能不", "只好", "不禁")
 
 
-class _Edit:
-    """Insertions, replacements and deletions on a Doc's tokens, rendered with the doc's own whitespace."""
-
-    def __init__(self, doc):
-        self.text = [t.text for t in doc]
-        self.ws = [t.whitespace_ for t in doc]
-        self.before = [""] * len(doc)
-
-    def render(self) -> str:
-        return "".join(b + t + w for b, t, w in zip(self.before, self.text, self.ws))
-
-
 def _is_mark(tok) -> bool:
     return tok.tag_ == "PU" or tok.is_space
 
 
 def _is_pause(tok) -> bool:
     return tok.tag_ == "PU" and tok.text in PAUSE_MARKS
-
-
-def _first(doc) -> int:
-    return next((t.i for t in doc if not t.is_space), 0)
-
-
-def _last(doc) -> int:
-    return next((t.i for t in reversed(doc) if not t.is_space), -1)
 
 
 def _root(doc):
@@ -80,18 +61,10 @@ def _root(doc):
 # -- punctuation insertion ------------------------------------------------------------------------------
 def _pi_clause(doc, rng):
     for t in doc:
-        if t.dep_ not in SUBORDINATE_DEPS:
+        at = clause_comma_place(doc, t, _is_mark) if t.dep_ in SUBORDINATE_DEPS else None
+        if at is None:
             continue
-        start, end = t.left_edge.i, t.right_edge.i
-        if start > _first(doc):
-            at = start - 1
-        elif end + 1 <= _last(doc):
-            at = end
-        else:
-            continue
-        if _is_mark(doc[at]) or _is_mark(doc[at + 1]):
-            continue
-        e = _Edit(doc)
+        e = TokenEdit(doc)
         e.text[at] += "，"
         return e.render()
     return None
@@ -106,7 +79,7 @@ def _pi_subject(doc, rng):
         return None
     s, e = subj.left_edge.i, subj.right_edge.i
     nxt = doc[e + 1] if e + 1 < len(doc) else None
-    ed = _Edit(doc)
+    ed = TokenEdit(doc)
     if rng.random() < 0.5 and nxt is not None and not _is_mark(nxt) and not _is_mark(doc[e]):
         ed.text[e] += "，"
         return ed.render()
@@ -116,20 +89,14 @@ def _pi_subject(doc, rng):
 
 
 def _pi_duplicate(doc, rng):
-    last = _last(doc)
-    for t in doc[:max(last, 0)]:
-        if _is_pause(t):
-            e = _Edit(doc)
-            e.text[t.i] += t.text
-            return e.render()
-    return None
+    return duplicate_first_pause(doc, _is_pause)
 
 
 def _pi_end(doc, rng):
-    last = _last(doc)
+    last = last_token(doc)
     if last < 0 or not (_is_pause(doc[last]) and doc[last].text in END_MARKS):
         return None
-    e = _Edit(doc)
+    e = TokenEdit(doc)
     e.text[last] = e.text[last] + "！" if doc[last].text in ("！", "!") else "！"
     return e.render()
 
@@ -140,8 +107,7 @@ PI_RULES = (_pi_clause, _pi_subject, _pi_duplicate, _pi_end)
 @register("punctuation_insertion_zh", family="sda", needs_parse=True,
           description="SDA Alg. 1 on a Chinese parse: '，' at a clause / '，' or “ ” at the subject / a "
                       "duplicated mark / final '！'",
-          mode=Param("random", "first: the if-chain; random: one rule drawn uniformly (as in English); "
-                               "shuffle: rules in random order", choices=("first", "random", "shuffle")))
+          mode=PI_MODE)
 def punctuation_insertion_zh(doc, rng, mode: str = "random") -> str:
     return apply_a_rule(doc, rng, PI_RULES, mode)
 
@@ -154,13 +120,13 @@ def affirmative_auxiliary_zh(doc, rng) -> str:
     aux = rng.choice(AFFIRMATIVE_AUXILIARIES)   # drawn first: the random stream does not depend on the parse
     for w in doc:
         if w.tag_ == "VC":                       # 是, as the English rule's be-verb
-            e = _Edit(doc)
+            e = TokenEdit(doc)
             e.before[w.i] = aux
             return e.render()
         if w.dep_ == "ROOT" and w.tag_ in VERB_TAGS:
             if any(c.dep_ in ("aux:modal", "neg") or c.text in NEGATION_WORDS for c in w.lefts):
                 continue                         # a verb group of its own ("不能去"): left alone
-            e = _Edit(doc)
+            e = TokenEdit(doc)
             e.before[w.i] = aux
             return e.render()
     return doc.text
@@ -172,23 +138,20 @@ def affirmative_auxiliary_zh(doc, rng) -> str:
                       "the copula / the main verb ('没' before 有), '并非' in front, until there are two")
 def double_negation_zh(doc, rng) -> str:
     """Deterministic: `rng` is unused."""
-    e, count = _Edit(doc), 0
-    neg = next((t for t in doc if t.dep_ == "neg" or (t.text in NEGATION_WORDS and t.tag_ == "AD")), None)
-    if neg is not None:
-        e.text[neg.i] = ""
-        count = 1
-    for w in doc:
-        if count == 2:
-            break
-        if neg is not None and w.i == neg.i:
-            continue
+    def negate(e: TokenEdit, w) -> bool:
         if w.dep_ in ("aux:modal", "cop"):
             e.before[w.i] = "不"
-            count += 1
         elif w.dep_ == "ROOT":
             if w.tag_ in VERB_TAGS and w.text not in NEGATION_WORDS:
                 e.before[w.i] = "没" if w.tag_ == "VE" else "不"
             else:                                # a nominal predicate, or a verb that is a negation (没有)
-                e.before[_first(doc)] = "并非" + e.before[_first(doc)]
-            count += 1
-    return e.render() if count == 2 else doc.text
+                e.before[first_token(doc)] = "并非" + e.before[first_token(doc)]
+        else:
+            return False
+        return True
+
+    e = TokenEdit(doc)
+    neg = next((t for t in doc if t.dep_ == "neg" or (t.text in NEGATION_WORDS and t.tag_ == "AD")), None)
+    if neg is not None:
+        e.text[neg.i] = ""
+    return negate_twice(doc, e, neg, negate)

@@ -260,17 +260,14 @@ def gromov_hausdorff(x, y, sample: int | None = 500, seed: int = 0, normalize: b
 
 def load_causal_lm(lm: str, device=None):
     """A causal LM and its tokenizer from a local folder or a cached hub id; a clear error when offline."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
+    from ..models.backbones import from_pretrained
     from ..models.encoder import pick_device
 
-    try:
-        tok = AutoTokenizer.from_pretrained(lm)
-        model = AutoModelForCausalLM.from_pretrained(lm)
-    except OSError as e:
-        raise FileNotFoundError(f"causal LM {lm!r} cannot be loaded (not a local folder and not in the Hugging "
-                                f"Face cache; offline runs need --lm PATH to a local copy of GPT-2): "
-                                f"{str(e).splitlines()[0]}") from None
+    model, tok = from_pretrained(AutoModelForCausalLM, lm, f"causal LM {lm!r} cannot be loaded (not a local folder "
+                                 f"and not in the Hugging Face cache; offline runs need --lm PATH to a local copy "
+                                 f"of GPT-2)")
     return model.to(pick_device(device)).eval(), tok
 
 

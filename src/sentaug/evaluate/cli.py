@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..cli_args import hidden_alias, model_arg, pooler_arg, precision_arg
+from ..cli_args import forward_args, hidden_alias, model_arg, pooler_arg, precision_arg
 from .suites import SUITES
 
 # Where `sentaug evaluate` files results without --out: <RESULTS_DIR>/<model>/<suite>.json
@@ -234,10 +234,8 @@ def _suite_args(parser, data_help: str, tasks: bool = True) -> None:
                              "model's name is its hub id or its path, with '/' written '__'")
     if tasks:
         parser.add_argument("--tasks", nargs="+", help="a subset of the suite's tasks / data sets (default: all)")
-    parser.add_argument("--batch-size", type=int, default=None,
-                        help="sentences per forward pass (default: 128 on the CPU; on a GPU, length-sorted batches "
-                             "of up to 32,768 tokens)")
-    parser.add_argument("--device", default=None, help="cpu or cuda (default: cuda where there is one)")
+    forward_args(parser, None, "sentences per forward pass (default: 128 on the CPU; on a GPU, length-sorted "
+                               "batches of up to 32,768 tokens)")
     precision_arg(parser)
     parser.add_argument("--scale", default=None, help="recorded in the output")
 
@@ -332,9 +330,7 @@ def add_evaluate_commands(sub) -> None:
     several.add_argument("--data", help="data folder of every suite (default: each suite's, fetched once)")
     several.add_argument("--origin", choices=["official", "demo"], default=None,
                          help="without --data: the official data sets, or the bundled demo data (default: official)")
-    several.add_argument("--batch-size", type=int, default=None, help="sentences per forward pass (default: "
-                                                                      "each suite's)")
-    several.add_argument("--device", default=None, help="cpu or cuda (default: cuda where there is one)")
+    forward_args(several, None, "sentences per forward pass (default: each suite's)")
     precision_arg(several)
     several.add_argument("--scale", default=None, help="recorded in the outputs")
     several.add_argument("--results-dir", default=None,

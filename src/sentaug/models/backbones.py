@@ -87,6 +87,18 @@ def random_model(arch: str, size: dict, tokenizer, seed: int = 0):
     raise ValueError(f"unknown architecture '{arch}' (bert, roberta or bart)")
 
 
+def from_pretrained(auto_model, ref: str, failure: str):
+    """The model (an `auto_model` class of transformers) and tokenizer at `ref`, a folder or a hub id; where
+    either cannot be loaded, FileNotFoundError saying `failure` and, after it, transformers' reason."""
+    from transformers import AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(ref)
+        return auto_model.from_pretrained(ref), tokenizer
+    except OSError as e:
+        raise FileNotFoundError(f"{failure} ({str(e).splitlines()[0]})") from None
+
+
 def build_backbone(name: str, spec: dict, out: str | os.PathLike, model_mirror: str | None = None) -> None:
     from transformers import AutoModel, AutoModelForSeq2SeqLM, AutoTokenizer
 
@@ -97,13 +109,9 @@ def build_backbone(name: str, spec: dict, out: str | os.PathLike, model_mirror: 
         mirror = model_mirror or os.environ.get("SENTAUG_MODEL_MIRROR")
         if mirror and (Path(mirror) / ref).is_dir():
             ref = str(Path(mirror) / ref)
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(ref)
-            model = auto_model.from_pretrained(ref)
-        except OSError as e:
-            raise FileNotFoundError(f"backbone '{name}': cannot load '{ref}' from the Hugging Face hub or disk "
-                                    f"({e.__class__.__name__}); offline, put the model folder in the model "
-                                    f"mirror as {spec['id']}/") from e
+        model, tokenizer = from_pretrained(auto_model, ref, f"backbone '{name}': cannot load '{ref}' from the "
+                                           f"Hugging Face hub or disk; offline, put the model folder in the model "
+                                           f"mirror as {spec['id']}/")
     elif source == "package":
         path = package_model_path(spec["package"])
         tokenizer = AutoTokenizer.from_pretrained(path)

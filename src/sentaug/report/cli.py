@@ -65,18 +65,17 @@ def add_report_commands(sub, leaderboard_progress) -> None:
     r = sub.add_parser("report", help="render a paper table, figure, leaderboard, comparison, census or report page "
                                       "from result files")
     rs = r.add_subparsers(dest="what", required=True, metavar="WHAT")
-    tb = rs.add_parser("table", help="one paper table from its result files: .tex and .csv (cells beside the paper's)")
-    tb.add_argument("--paper-file", required=True, help="papers/<paper>.yaml, which declares the table")
-    tb.add_argument("--table", required=True, help="the table's name in that file, e.g. table4")
-    result_args(tb, inputs='JSON {"rows": {"<row index>": [result files]}, "meta": {...}}',
-                out=".tex path; the .csv is written beside it")
-    tb.set_defaults(func=cmd_report_table)
-    fg = rs.add_parser("figure", help="one paper figure from its result files: .pdf, .png and the .csv behind it")
-    fg.add_argument("--paper-file", required=True, help="papers/<paper>.yaml, which declares the figure")
-    fg.add_argument("--figure", required=True, help="the figure's name in that file, e.g. figure2")
-    result_args(fg, inputs='JSON {"panels": [[point, ...], ...], "meta": {...}}',
-                out=".pdf path; the .png and .csv are written beside it")
-    fg.set_defaults(func=cmd_report_figure)
+    # a paper's tables and figures take the same arguments
+    for kind, made, example, points, out, func in (
+            ("table", ".tex and .csv (cells beside the paper's)", "table4", '"rows": {"<row index>": [result files]}',
+             ".tex path; the .csv is written beside it", cmd_report_table),
+            ("figure", ".pdf, .png and the .csv behind it", "figure2", '"panels": [[point, ...], ...]',
+             ".pdf path; the .png and .csv are written beside it", cmd_report_figure)):
+        p = rs.add_parser(kind, help=f"one paper {kind} from its result files: {made}")
+        p.add_argument("--paper-file", required=True, help=f"papers/<paper>.yaml, which declares the {kind}")
+        p.add_argument(f"--{kind}", required=True, help=f"the {kind}'s name in that file, e.g. {example}")
+        result_args(p, inputs=f'JSON {{{points}, "meta": {{...}}}}', out=out)
+        p.set_defaults(func=func)
     pg = rs.add_parser("page", help="one self-contained HTML page (output, caption, numbers, provenance): an entry "
                                     "of the Snakemake report")
     pg.add_argument("--kind", required=True, choices=["table", "figure", "leaderboard", "census"])

@@ -148,33 +148,26 @@ def _params(aug_p: float) -> dict:
                 aug_max=Param(30, "at most this many tokens (AugCSE: 30)"))
 
 
-@register("RandomDeletion", family=FAMILY, needs_parse=False,
-          description="AugCSE A.2 (AugCSE's nlpaug RandomWordAug 'delete', aug_p 0.6): delete a share of the tokens",
-          **_params(0.6))
-def random_deletion(text, rng, aug_p=0.6, aug_min=1, aug_max=30) -> str:
-    return _nlpaug_word_op(text, rng, nlpaug_delete, aug_p, aug_min, aug_max)
+def _register_word_op(name: str, aug_p: float, ops: tuple, what: str) -> None:
+    """AugCSE's wrapper `name` of nlpaug's RandomWordAug at its `aug_p`: one of `ops` per line, drawn uniformly
+    where there are several (a single one draws nothing, so the line's random stream is nlpaug's)."""
+    def word_op(text, rng, aug_p=aug_p, aug_min=1, aug_max=30) -> str:
+        op = rng.choice(ops) if len(ops) > 1 else ops[0]
+        return _nlpaug_word_op(text, rng, op, aug_p, aug_min, aug_max)
+
+    word_op.__name__ = word_op.__qualname__ = name
+    kind = f"nlpaug RandomWordAug '{ops[0].__name__.removeprefix('nlpaug_')}'" if len(ops) == 1 else "AugCSE"
+    register(name, family=FAMILY, needs_parse=False, description=f"AugCSE A.2 ({kind}, aug_p {aug_p}): {what}",
+             **_params(aug_p))(word_op)
 
 
-@register("RandomCrop", family=FAMILY, needs_parse=False,
-          description="AugCSE A.2 (AugCSE's nlpaug RandomWordAug 'crop', aug_p 0.6): delete one run of tokens",
-          **_params(0.6))
-def random_crop(text, rng, aug_p=0.6, aug_min=1, aug_max=30) -> str:
-    return _nlpaug_word_op(text, rng, nlpaug_crop, aug_p, aug_min, aug_max)
-
-
-@register("RandomSwap", family=FAMILY, needs_parse=False,
-          description="AugCSE A.2 (AugCSE's nlpaug RandomWordAug 'swap', aug_p 0.1): swap tokens with a neighbour",
-          **_params(0.1))
-def random_swap(text, rng, aug_p=0.1, aug_min=1, aug_max=30) -> str:
-    return _nlpaug_word_op(text, rng, nlpaug_swap, aug_p, aug_min, aug_max)
-
-
-@register("RandomWordAugmentation", family=FAMILY, needs_parse=False,
-          description="AugCSE A.2 (AugCSE, aug_p 0.15): one of swap, delete, crop, drawn uniformly per line",
-          **_params(0.15))
-def random_word_augmentation(text, rng, aug_p=0.15, aug_min=1, aug_max=30) -> str:
-    op = rng.choice((nlpaug_swap, nlpaug_delete, nlpaug_crop))
-    return _nlpaug_word_op(text, rng, op, aug_p, aug_min, aug_max)
+# AugCSE's four random word operations: name, aug_p, nlpaug's operations, what a line undergoes
+for _word_op in (("RandomDeletion", 0.6, (nlpaug_delete,), "delete a share of the tokens"),
+                 ("RandomCrop", 0.6, (nlpaug_crop,), "delete one run of tokens"),
+                 ("RandomSwap", 0.1, (nlpaug_swap,), "swap tokens with a neighbour"),
+                 ("RandomWordAugmentation", 0.15, (nlpaug_swap, nlpaug_delete, nlpaug_crop),
+                  "one of swap, delete, crop, drawn uniformly per line")):
+    _register_word_op(*_word_op)
 
 
 # --------------------------------------------------------------------------------------------------
