@@ -157,10 +157,7 @@ def _index(w):
 
 def _tokens(w):
     """Token files of the run's fixed texts at scales that pre-tokenize (`scales.<scale>.pretokenize`)."""
-    spec = run_spec(w)
-    if not S.get("pretokenize") or spec["positive"]["source"] == "nli":   # NLI triplets: tokenized per batch
-        return []
-    return W.run_tokens(spec, w.backbone)
+    return W.run_tokens(run_spec(w), w.backbone) if S.get("pretokenize") else []
 
 
 def _tokenize_args(w):

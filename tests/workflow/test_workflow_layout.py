@@ -234,6 +234,10 @@ def test_each_path_is_filled_in_or_left_as_wildcards_from_its_one_pattern(cfg, t
         "R/tokens/wiki1m/roberta-base/len32-added-del/corpus.npz",
         "R/tokens/wiki1m/roberta-base/len32-added-del/clear_del_word/seed42.npz",
         "R/tokens/wiki1m/roberta-base/len32-added-del/clear_del_word/seed142.npz"]
+    # supervised SimCSE trains on NLI triplets, tokenized per batch: no token files, the triplet file as corpus
+    sup = paper.run_spec("augcse", "bert-base-uncased", "simcse_sup", 42)
+    assert paper.run_tokens(sup, "bert-base-uncased") == []
+    assert paper.train_corpus(sup) == "R/nli/official/nli_for_simcse.csv"
     with pytest.raises(ValueError, match=r"path 'cache' \(.*\) needs the field 'seed'"):
         paper.path("cache", corpus="wiki1m", augmentation="sda_pi")
     # what exists, at every scale unless one is given; an unfinished run's folder (seed1.partial) matches too

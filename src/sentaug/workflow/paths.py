@@ -89,6 +89,11 @@ def data_folders() -> list[str]:
     return [name for name, src in load_sources()["official"].items() if src["outputs"] == [name]]
 
 
+def trains_on_triplets(spec: dict) -> bool:
+    """Whether a run's positive source gives NLI triplets (its `corpus` names a triplet file) or corpus lines."""
+    return compose(spec).positive.examples == NLI_TRIPLETS
+
+
 class Paths:
     """The paths of every output at one scale, and the resolved training spec of every run."""
 
@@ -202,7 +207,7 @@ class Paths:
     def train_corpus(self, spec: dict) -> str:
         """What a run trains on: the NLI triplet file its positive source resolved (`spec["corpus"]`), else the
         corpus."""
-        if compose(spec).positive.examples == NLI_TRIPLETS:
+        if trains_on_triplets(spec):
             return self.triplets_file(spec["corpus"])
         return self.corpus_file(spec["corpus"])
 
@@ -232,7 +237,10 @@ class Paths:
 
     def run_tokens(self, spec: dict, backbone: str) -> list[str]:
         """Token files of a run's fixed texts (its corpus, which holds the retrieval pool, and its caches) under
-        `backbone`'s tokenizer, shared by every run with that tokenizer."""
+        `backbone`'s tokenizer, shared by every run with that tokenizer; none for NLI triplets (tokenized per
+        batch)."""
+        if trains_on_triplets(spec):
+            return []
         fields = {"corpus": spec["corpus"], "backbone": backbone,
                   "key": token_key(spec["max_seq_length"], spec.get("add_tokens"))}
         return [self.path("corpus_tokens", **fields)] + [

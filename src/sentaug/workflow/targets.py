@@ -8,7 +8,7 @@ from functools import cached_property
 from .. import config as sc
 from ..choices import UnknownName
 from .evaluations import Evaluations
-from .paths import LEADERBOARD, Paths
+from .paths import LEADERBOARD, Paths, trains_on_triplets
 from .resources import JobResources
 
 
@@ -114,7 +114,7 @@ class Workflow(Paths, Evaluations, JobResources):
         for row in sc.iter_rows(spec):
             if "method" in row and "backbone" in row:
                 run = self.train_spec(paper, row["backbone"], row["method"], self.seeds[0])
-                (triplets if run["positive"]["source"] == "nli" else corpora).append(run["corpus"])
+                (triplets if trains_on_triplets(run) else corpora).append(run["corpus"])
         if not corpora and not triplets:       # no trained row: what the table's analysis reads
             corpora = [self.corpus]
         parts = [", ".join(dict.fromkeys(corpora))] if corpora else []
