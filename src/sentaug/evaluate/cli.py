@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..cli_args import forward_args, hidden_alias, model_arg, pooler_arg, precision_arg
+from ..cli_args import default_pooler, forward_args, hidden_alias, model_arg, pooler_arg, precision_arg
 from .suites import SUITES
 
 # Where `sentaug evaluate` files results without --out: <RESULTS_DIR>/<model>/<suite>.json
@@ -339,3 +339,55 @@ def add_evaluate_commands(sub) -> None:
                          help="one suite and its own arguments, as `sentaug evaluate SUITE` takes them, but for "
                               "the model, the device and the flags above (repeatable; run in this order)")
     several.set_defaults(func=_in_precision(cmd_evaluate_suites), suite_parsers=dict(evs.choices))
+
+
+def cmd_augment_cosine(a):
+    from ..report.census import embedding_stats
+
+    embedding_stats(a.cache, a.model, a.out, max_lines=a.max_lines or None, batch_size=a.batch_size,
+                    device=a.device)
+
+
+def cmd_project(a):
+    from .projection import project_cli
+
+    project_cli(a.model, default_pooler(a.model, a.pooler), a.caches, a.labels, a.method, a.out, sample=a.sample,
+                seed=a.seed, batch_size=a.batch_size, device=a.device, scale=a.scale)
+
+
+def cmd_token_pca(a):
+    from .token_embeddings import token_pca_cli
+
+    token_pca_cli(a.model, a.out, corpus=a.corpus)
+
+
+def add_analysis_commands(sub) -> None:
+    """The analyses behind figures and the census: `augment-cosine`, `project` and `token-pca`."""
+    ac = sub.add_parser("augment-cosine", help="cosine original/augmented and token length change of one cache "
+                                               "under a backbone (mean pooling)")
+    ac.add_argument("--cache", required=True, help="augmentation cache (parquet)")
+    model_arg(ac, "the backbone folder (Hugging Face layout)")
+    ac.add_argument("--out", required=True, help="JSON")
+    ac.add_argument("--max-lines", type=int, default=2000, help="cosine sample size (0: every line)")
+    forward_args(ac)
+    ac.set_defaults(func=cmd_augment_cosine)
+
+    pj = sub.add_parser("project", help="2-D PCA / t-SNE of originals and their augmentations (AugCSE Figs. 2-4)")
+    model_arg(pj)
+    pooler_arg(pj)
+    pj.add_argument("--caches", nargs="+", required=True, metavar="FILE.parquet", help="augmentation caches")
+    pj.add_argument("--labels", nargs="+", help="one label per cache (default: the augmentation folder's name)")
+    pj.add_argument("--method", choices=["pca", "tsne"], default="pca", help="the projection (default: pca)")
+    pj.add_argument("--sample", type=int, default=200, help="changed rows per augmentation, and originals")
+    pj.add_argument("--seed", type=int, default=0, help="the sample's seed (default: 0)")
+    forward_args(pj)
+    pj.add_argument("--scale", default=None, help="recorded in the output")
+    pj.add_argument("--out", required=True, help="JSON: coordinates and a label per point")
+    pj.set_defaults(func=cmd_project)
+
+    tp = sub.add_parser("token-pca", help="CARDS Fig. 1: 2-D PCA of a backbone's token embeddings with each token's "
+                                          "case / sub-token category and corpus frequency")
+    model_arg(tp, "the backbone folder (Hugging Face layout)")
+    tp.add_argument("--corpus", help="corpus whose token frequencies colour Fig. 1b (and settle ambiguous tokens)")
+    tp.add_argument("--out", required=True, help="JSON")
+    tp.set_defaults(func=cmd_token_pca)
