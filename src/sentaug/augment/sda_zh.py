@@ -62,11 +62,8 @@ def _root(doc):
 def _pi_clause(doc, rng):
     for t in doc:
         at = clause_comma_place(doc, t, _is_mark) if t.dep_ in SUBORDINATE_DEPS else None
-        if at is None:
-            continue
-        e = TokenEdit(doc)
-        e.text[at] += "，"
-        return e.render()
+        if at is not None:
+            return TokenEdit(doc).append(at, "，").render()
     return None
 
 
@@ -81,8 +78,7 @@ def _pi_subject(doc, rng):
     nxt = doc[e + 1] if e + 1 < len(doc) else None
     ed = TokenEdit(doc)
     if rng.random() < 0.5 and nxt is not None and not _is_mark(nxt) and not _is_mark(doc[e]):
-        ed.text[e] += "，"
-        return ed.render()
+        return ed.append(e, "，").render()
     ed.before[s] = QUOTES[0]
     ed.text[e] += QUOTES[1]
     return ed.render()

@@ -3,6 +3,8 @@
 """
 from __future__ import annotations
 
+from ..cli_args import out_arg
+
 
 def cmd_download(a):
     from .download import fetch, source_names
@@ -33,14 +35,14 @@ def add_data_commands(sub) -> None:
                    help="the official sources, or the bundled demo data (default: official)")
     d.add_argument("--mirror", help="local folder laid out like the data folder, used instead of the network "
                                     "(default: $SENTAUG_MIRROR)")
-    d.add_argument("--out", required=True, help="the data folder to install into")
+    out_arg(d, "the data folder to install into")
     d.set_defaults(func=cmd_download)
 
     ds = sub.add_parser("data-stats", help="statistics of the evaluation data from the files (SDA Table 2: STS "
                                           "pairs per split; VaSCL Table 4: clustering sets), as JSON")
     ds.add_argument("what", choices=["sts", "clustering"])
     ds.add_argument("--data", required=True, help="data folder (sts/, sick/, cnsd/ or clustering/)")
-    ds.add_argument("--out", required=True, help="JSON")
+    out_arg(ds, "JSON")
     ds.set_defaults(func=cmd_data_stats)
 
     nt = sub.add_parser("nli-triplets", help="NLI (premise, entailment, contradiction) triplets for the nli "
@@ -49,5 +51,5 @@ def add_data_commands(sub) -> None:
     nt.add_argument("--data", required=True, help="data folder (nli/...)")
     nt.add_argument("--sample-as", help="sample the set down to the size of this one")
     nt.add_argument("--seed", type=int, default=0, help="the sampling's seed (default: 0)")
-    nt.add_argument("--out", required=True, help="CSV (a stats JSON is written beside it)")
+    out_arg(nt, "CSV (a stats JSON is written beside it)")
     nt.set_defaults(func=cmd_nli_triplets)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..cli_args import default_pooler, forward_args, hidden_alias, model_arg, pooler_arg, precision_arg
+from ..cli_args import default_pooler, forward_args, hidden_alias, model_arg, out_arg, pooler_arg, precision_arg
 from .suites import SUITES
 
 # Where `sentaug evaluate` files results without --out: <RESULTS_DIR>/<model>/<suite>.json
@@ -367,7 +367,7 @@ def add_analysis_commands(sub) -> None:
                                                "under a backbone (mean pooling)")
     ac.add_argument("--cache", required=True, help="augmentation cache (parquet)")
     model_arg(ac, "the backbone folder (Hugging Face layout)")
-    ac.add_argument("--out", required=True, help="JSON")
+    out_arg(ac, "JSON")
     ac.add_argument("--max-lines", type=int, default=2000, help="cosine sample size (0: every line)")
     forward_args(ac)
     ac.set_defaults(func=cmd_augment_cosine)
@@ -382,12 +382,12 @@ def add_analysis_commands(sub) -> None:
     pj.add_argument("--seed", type=int, default=0, help="the sample's seed (default: 0)")
     forward_args(pj)
     pj.add_argument("--scale", default=None, help="recorded in the output")
-    pj.add_argument("--out", required=True, help="JSON: coordinates and a label per point")
+    out_arg(pj, "JSON: coordinates and a label per point")
     pj.set_defaults(func=cmd_project)
 
     tp = sub.add_parser("token-pca", help="CARDS Fig. 1: 2-D PCA of a backbone's token embeddings with each token's "
                                           "case / sub-token category and corpus frequency")
     model_arg(tp, "the backbone folder (Hugging Face layout)")
     tp.add_argument("--corpus", help="corpus whose token frequencies colour Fig. 1b (and settle ambiguous tokens)")
-    tp.add_argument("--out", required=True, help="JSON")
+    out_arg(tp, "JSON")
     tp.set_defaults(func=cmd_token_pca)

@@ -2,7 +2,7 @@
 """
 from __future__ import annotations
 
-from ..cli_args import default_pooler, forward_args, model_arg, pooler_arg
+from ..cli_args import default_pooler, forward_args, model_arg, out_arg, pooler_arg
 
 
 def cmd_index(a):
@@ -19,7 +19,7 @@ def add_index_commands(sub) -> None:
     model_arg(ix, "the backbone that embeds the corpus, frozen (a folder in Hugging Face layout)", alias=True)
     pooler_arg(ix)
     ix.add_argument("--k", type=int, required=True, help="neighbours kept per sentence (self excluded)")
-    ix.add_argument("--out", required=True, help=".npz path; the provenance .json is written beside it")
+    out_arg(ix, ".npz path; the provenance .json is written beside it")
     ix.add_argument("--max-length", type=int, default=32, help="token limit when embedding (0: none; default 32)")
     forward_args(ix, device_help="cpu searches with faiss; cuda with torch matmul")
     ix.set_defaults(func=cmd_index)

@@ -6,7 +6,7 @@ papers/leaderboard.yaml for a board); `--spec`, its former spelling in `page` an
 """
 from __future__ import annotations
 
-from ..cli_args import hidden_alias
+from ..cli_args import hidden_alias, out_arg
 
 
 def cmd_report_table(a):
@@ -55,7 +55,7 @@ def result_args(parser, inputs: str, out: str) -> None:
     """--inputs, --scale and --out, which every report command that renders result files takes."""
     parser.add_argument("--inputs", required=True, help=inputs)
     parser.add_argument("--scale", required=True, help="the scale the results were built at (recorded in the output)")
-    parser.add_argument("--out", required=True, help=out)
+    out_arg(parser, out)
 
 
 def add_report_commands(sub, leaderboard_progress) -> None:
@@ -118,6 +118,6 @@ def add_report_commands(sub, leaderboard_progress) -> None:
     fp = rs.add_parser("front-page", help="the report's front page (RST) and the bill's page (HTML), from the data "
                                           "`sentaug cost all --front-page` writes")
     fp.add_argument("--data", required=True, help="<results>/report/bill.<scale>.json")
-    fp.add_argument("--out", required=True, help="the front page (.rst), which the Snakefile's `report:` takes")
+    out_arg(fp, "the front page (.rst), which the Snakefile's `report:` takes")
     fp.add_argument("--page", required=True, help="the bill's page (.html): its full table")
     fp.set_defaults(func=cmd_report_front_page)

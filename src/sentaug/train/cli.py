@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from ..cli_args import load_spec, model_arg, spec_arg
+from ..cli_args import load_spec, model_arg, out_arg, spec_arg
 
 
 def cmd_backbone(a):
@@ -56,7 +56,7 @@ def add_train_commands(sub) -> None:
     spec_arg(b, "the backbone's config.yaml entry")
     b.add_argument("--model-mirror", help="local folder of tokenizer/model files used instead of the network "
                                           "(default: $SENTAUG_MODEL_MIRROR)")
-    b.add_argument("--out", required=True, help="the backbone folder to write")
+    out_arg(b, "the backbone folder to write")
     b.set_defaults(func=cmd_backbone)
 
     tk = sub.add_parser("tokenize", help="token ids of a corpus (.txt) or an augmentation cache (.parquet), "
@@ -65,7 +65,7 @@ def add_train_commands(sub) -> None:
     model_arg(tk, "the backbone whose tokenizer to use (a folder in Hugging Face layout)", alias=True)
     tk.add_argument("--max-length", type=int, required=True, help="truncation, as training's max_seq_length")
     tk.add_argument("--add-tokens", nargs="+", metavar="TOKEN", help="tokens the method adds (CLEAR's [DEL])")
-    tk.add_argument("--out", required=True, help=".npz path")
+    out_arg(tk, ".npz path")
     tk.set_defaults(func=cmd_tokenize)
 
     t = sub.add_parser("train", help="train one method/backbone/seed (one trainer for every method)")
@@ -78,7 +78,7 @@ def add_train_commands(sub) -> None:
                    help="import this module first: a plugin that registers method parts (config parts.modules)")
     model_arg(t, "the backbone to start from (a folder in Hugging Face layout)", alias=True)
     t.add_argument("--dev-data", required=True, help="data folder holding STS-B dev (sts/STSBenchmark)")
-    t.add_argument("--out", required=True, help="the run folder to write")
+    out_arg(t, "the run folder to write")
     t.add_argument("--resume", action="store_true", help="continue from <out>.partial/ if present")
     t.add_argument("--tokens", nargs="+", metavar="FILE.npz",
                    help="token files (sentaug tokenize) of the corpus and caches: ids looked up, not recomputed")
@@ -94,10 +94,10 @@ def add_train_commands(sub) -> None:
     des = de.add_subparsers(dest="what", required=True, metavar="WHAT")
     dsp = des.add_parser("spec", help="the resolved training spec")
     spec_arg(dsp, "resolved training spec")
-    dsp.add_argument("--out", required=True, help="JSON")
+    out_arg(dsp, "JSON")
     dsp.set_defaults(func=cmd_describe_spec)
     dm = des.add_parser("model-size", help="parameters in training and at inference")
     spec_arg(dm, "resolved training spec")
     model_arg(dm, "the backbone folder (its config.json is read)", alias=True)
-    dm.add_argument("--out", required=True, help="JSON")
+    out_arg(dm, "JSON")
     dm.set_defaults(func=cmd_describe_model_size)
