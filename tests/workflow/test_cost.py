@@ -12,8 +12,8 @@ import yaml
 
 from sentaug.workflow import Workflow
 from sentaug.workflow import cost
-from sentaug.workflow.step_times import (StepTimes, flops_per_token, known_devices, run_parts, table_from_benchmark,
-                                         write_table)
+from sentaug.workflow.calibration import run_parts, table_from_benchmark, write_table
+from sentaug.workflow.step_times import StepTimes, flops_per_token, known_devices
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = {"layers": 12, "hidden": 768, "intermediate": 3072}
