@@ -379,8 +379,59 @@ def analyse_augmentations(model, tokenizer, pooler: str, path, iso_sample: int =
     return res
 
 
-PARTS = ("alignment_uniformity", "stackoverflow", "nli", "augmentations")
 NLI_SPLITS = ("dev", "test")
+
+
+def _alignment_uniformity(data: Path, vectors, **_) -> dict | str:
+    """Alignment of STS-B dev's positive pairs (gold >= 4) and uniformity of its sentences, or why not."""
+    from ..data.senteval import read_split
+
+    sts_dev = data / "sts" / "STSBenchmark" / "sts-dev.csv"
+    if not sts_dev.is_file():
+        return f"{sts_dev} not found"
+    pairs = read_split(data, "STSBenchmark", "dev")
+    pos = pairs.gold >= 4.0
+    s1 = [s for s, keep in zip(pairs.s1, pos) if keep]
+    s2 = [s for s, keep in zip(pairs.s2, pos) if keep]
+    sentences = list(dict.fromkeys([*pairs.s1, *pairs.s2]))
+    v = vectors(sentences)
+    row = {s: i for i, s in enumerate(sentences)}
+    return {"alignment": alignment(v[[row[s] for s in s1]], v[[row[s] for s in s2]]), "uniformity": uniformity(v),
+            "alignment_uniformity_n": {"positive_pairs": int(pos.sum()), "sentences": len(sentences)}}
+
+
+def _stackoverflow(data: Path, vectors, ks, stackoverflow_limit, seed, **_) -> dict | str:
+    """The label purity of StackOverflow's nearest neighbours (a sample of `stackoverflow_limit`), or why not."""
+    so_csv = data / "clustering" / "stackoverflow.csv"
+    if not so_csv.is_file():
+        return f"{so_csv} not found"
+    texts, labels = read_labelled_csv(so_csv)
+    if stackoverflow_limit and len(texts) > stackoverflow_limit:
+        keep = np.sort(np.random.default_rng(seed).choice(len(texts), stackoverflow_limit, replace=False))
+        texts, labels = [texts[i] for i in keep], labels[keep]
+    return {"stackoverflow": {"n": len(texts), "top_k": neighbourhood_stats(vectors(texts), labels, ks)}}
+
+
+def _nli(data: Path, vectors, nli_limit, seed, **_) -> dict | str:
+    """Distances within SNLI's (premise, entailment, contradiction) triples (a sample of `nli_limit`), or why not."""
+    from ..data.nli import read_nli_pairs
+
+    nli_dir = data / "nli" / "snli_senteval"
+    splits = [sp for sp in NLI_SPLITS if (nli_dir / f"labels.{sp}").is_file()]
+    if not splits:
+        return f"{nli_dir}: no SNLI split ({', '.join(NLI_SPLITS)}) found"
+    triples = nli_triples([pair for sp in splits for pair in read_nli_pairs(nli_dir, sp)])
+    if nli_limit and len(triples) > nli_limit:
+        keep = np.sort(np.random.default_rng(seed).choice(len(triples), nli_limit, replace=False))
+        triples = [triples[i] for i in keep]
+    v = vectors([t for triple in triples for t in triple]).reshape(len(triples), 3, -1)
+    return {"nli": {"splits": splits, **nli_distances(v[:, 0], v[:, 1], v[:, 2])}}
+
+
+# The analysis's parts on the data folder: each gives its entries of the record, or why it was skipped; the
+# augmentations' part reads the caches given instead (`analyse_augmentations`).
+DATA_PARTS = {"alignment_uniformity": _alignment_uniformity, "stackoverflow": _stackoverflow, "nli": _nli}
+PARTS = (*DATA_PARTS, "augmentations")
 
 
 def evaluate_analysis_cli(model, pooler, data, out, augmentations=(), ks=(1, 5, 10, 20, 50, 100), parts=None,
@@ -394,7 +445,6 @@ def evaluate_analysis_cli(model, pooler, data, out, augmentations=(), ks=(1, 5, 
 
     import sentaug
 
-    from ..data.senteval import read_split
     from ..io import write_json
     from ..models.encoder import embed, load_pretrained
 
@@ -410,54 +460,20 @@ def evaluate_analysis_cli(model, pooler, data, out, augmentations=(), ks=(1, 5, 
     for path in augmentations:
         if not Path(path).is_file():
             raise FileNotFoundError(f"{path}: augmentation cache not found")
-    sts_dev = data / "sts" / "STSBenchmark" / "sts-dev.csv"
-    so_csv = data / "clustering" / "stackoverflow.csv"
     net, tokenizer = load_pretrained(model, device)
     record = {"model": str(model), "pooler": pooler, "data": str(data), "scale": scale, "skipped": {}}
 
     def vectors(sentences):
         return embed(net, tokenizer, sentences, poolers=(pooler,), batch_size=batch_size, progress=True)[pooler]
 
-    if "alignment_uniformity" not in parts:
-        pass
-    elif sts_dev.is_file():
-        pairs = read_split(data, "STSBenchmark", "dev")
-        pos = pairs.gold >= 4.0
-        s1 = [s for s, keep in zip(pairs.s1, pos) if keep]
-        s2 = [s for s, keep in zip(pairs.s2, pos) if keep]
-        sentences = list(dict.fromkeys([*pairs.s1, *pairs.s2]))
-        v = vectors(sentences)
-        row = {s: i for i, s in enumerate(sentences)}
-        record["alignment"] = alignment(v[[row[s] for s in s1]], v[[row[s] for s in s2]])
-        record["uniformity"] = uniformity(v)
-        record["alignment_uniformity_n"] = {"positive_pairs": int(pos.sum()), "sentences": len(sentences)}
-    else:
-        record["skipped"]["alignment_uniformity"] = f"{sts_dev} not found"
-    if "stackoverflow" not in parts:
-        pass
-    elif so_csv.is_file():
-        texts, labels = read_labelled_csv(so_csv)
-        if stackoverflow_limit and len(texts) > stackoverflow_limit:
-            keep = np.sort(np.random.default_rng(seed).choice(len(texts), stackoverflow_limit, replace=False))
-            texts, labels = [texts[i] for i in keep], labels[keep]
-        record["stackoverflow"] = {"n": len(texts), "top_k": neighbourhood_stats(vectors(texts), labels, ks)}
-    else:
-        record["skipped"]["stackoverflow"] = f"{so_csv} not found"
-    nli_dir = data / "nli" / "snli_senteval"
-    splits = [sp for sp in NLI_SPLITS if (nli_dir / f"labels.{sp}").is_file()]
-    if "nli" not in parts:
-        pass
-    elif splits:
-        from ..data.nli import read_nli_pairs
-
-        triples = nli_triples([pair for sp in splits for pair in read_nli_pairs(nli_dir, sp)])
-        if nli_limit and len(triples) > nli_limit:
-            keep = np.sort(np.random.default_rng(seed).choice(len(triples), nli_limit, replace=False))
-            triples = [triples[i] for i in keep]
-        v = vectors([t for triple in triples for t in triple]).reshape(len(triples), 3, -1)
-        record["nli"] = {"splits": splits, **nli_distances(v[:, 0], v[:, 1], v[:, 2])}
-    else:
-        record["skipped"]["nli"] = f"{nli_dir}: no SNLI split ({', '.join(NLI_SPLITS)}) found"
+    for name, part in DATA_PARTS.items():
+        if name in parts:
+            result = part(data, vectors, ks=ks, stackoverflow_limit=stackoverflow_limit, nli_limit=nli_limit,
+                          seed=seed)
+            if isinstance(result, str):
+                record["skipped"][name] = result
+            else:
+                record.update(result)
     record["augmentations"] = {
         augmentation_name(p): analyse_augmentations(net, tokenizer, pooler, p, iso_sample, gh_sample, lm, seed,
                                                     batch_size, device)
