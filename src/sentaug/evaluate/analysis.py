@@ -382,6 +382,13 @@ def analyse_augmentations(model, tokenizer, pooler: str, path, iso_sample: int =
 NLI_SPLITS = ("dev", "test")
 
 
+def _sample(n: int, limit: int | None, seed: int):
+    """The sorted indices of `limit` of `n` items drawn without replacement, or None where all are kept."""
+    if not limit or n <= limit:
+        return None
+    return np.sort(np.random.default_rng(seed).choice(n, limit, replace=False))
+
+
 def _alignment_uniformity(data: Path, vectors, **_) -> dict | str:
     """Alignment of STS-B dev's positive pairs (gold >= 4) and uniformity of its sentences, or why not."""
     from ..data.senteval import read_split
@@ -406,8 +413,8 @@ def _stackoverflow(data: Path, vectors, ks, stackoverflow_limit, seed, **_) -> d
     if not so_csv.is_file():
         return f"{so_csv} not found"
     texts, labels = read_labelled_csv(so_csv)
-    if stackoverflow_limit and len(texts) > stackoverflow_limit:
-        keep = np.sort(np.random.default_rng(seed).choice(len(texts), stackoverflow_limit, replace=False))
+    keep = _sample(len(texts), stackoverflow_limit, seed)
+    if keep is not None:
         texts, labels = [texts[i] for i in keep], labels[keep]
     return {"stackoverflow": {"n": len(texts), "top_k": neighbourhood_stats(vectors(texts), labels, ks)}}
 
@@ -421,8 +428,8 @@ def _nli(data: Path, vectors, nli_limit, seed, **_) -> dict | str:
     if not splits:
         return f"{nli_dir}: no SNLI split ({', '.join(NLI_SPLITS)}) found"
     triples = nli_triples([pair for sp in splits for pair in read_nli_pairs(nli_dir, sp)])
-    if nli_limit and len(triples) > nli_limit:
-        keep = np.sort(np.random.default_rng(seed).choice(len(triples), nli_limit, replace=False))
+    keep = _sample(len(triples), nli_limit, seed)
+    if keep is not None:
         triples = [triples[i] for i in keep]
     v = vectors([t for triple in triples for t in triple]).reshape(len(triples), 3, -1)
     return {"nli": {"splits": splits, **nli_distances(v[:, 0], v[:, 1], v[:, 2])}}
