@@ -19,7 +19,7 @@ import yaml
 from .. import config as sc
 from ..choices import Mistake, unknown
 from . import cost
-from .jobs import EVAL, GLUE, GPU_KINDS, TRAIN, rule_kind
+from .jobs import GPU_KINDS, TRAIN, rule_kind
 from .planned import PlannedJob, planned_and_new
 from .step_times import StepTimes, known_devices
 
@@ -270,12 +270,6 @@ def format_bill(bill: Bill, runs: bool = False) -> str:
                            f"{actual}" + (f"  [{'; '.join(p.basis)}]" if p.basis else "  [measured]")
                            + (f"  sizes: {'; '.join(p.sizes)}" if p.sizes else ""))
     return "\n".join(line for line in out if line is not None)
-
-
-def bill_total_hours(bill: Bill) -> float:
-    """Device-hours of every new job of the bill (training with the sharing gain, GLUE and evaluations)."""
-    keys = list(bill.jobs)
-    return bill.training_hours(keys) + bill.total(keys, "glue", False) + bill.total(keys, "eval", False)
 
 
 def add_cost_command(sub) -> None:

@@ -34,11 +34,6 @@ class Workflow(Paths, Evaluations, JobResources):
         return declared[name]
 
     # -- tables ---------------------------------------------------------------------------------------------
-    def row_runs(self, paper: str, row: dict) -> list[tuple[str, str, str, int]]:
-        """(paper, backbone, method, seed) of every run behind a table row, one per seed of the scale."""
-        bb = self.stand_in(row["backbone"])
-        return [(paper, bb, row["method"], s) for s in self.seeds]
-
     def row_sts_eval(self, paper: str, row: dict, seed: int) -> str:
         """The STS file of a table row's run: its eval pooler's sts.json unless the row names another `pooler`,
         or `evaluation: lowercase` (sentences lower-cased, CARDS Table 4)."""
