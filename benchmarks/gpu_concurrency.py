@@ -10,7 +10,9 @@ host's clock right after a log line is on the device's timeline; the aggregate t
 processes completed inside the window where all of them were training, over that window's length. Reported per
 k: aggregate steps/s and its ratio to k = 1; runs per hour (k over a run's mean `train_seconds`: evaluations,
 writes and start-up included) and its ratio to k = 1; each process's own steps/s and peak GPU memory; and the
-k = 1 run's `train_seconds`, against which the bill's projection (`sentaug cost`) is checked. With `--mps` the
+k = 1 run's `train_seconds`, against which the bill's projection (`sentaug cost`) is checked. The window ends at
+each run's last log line, before its final evaluation and write: with `--skip` past the capture, k = 1 is a
+steady run, the baseline packing is judged against (a cold one flatters k > 1). With `--mps` the
 processes run under NVIDIA MPS, started and stopped as the workflow does it (sentaug.train.mps).
 """
 from __future__ import annotations
@@ -49,9 +51,10 @@ def worker(job: dict) -> None:
         torch.cuda.reset_peak_memory_stats()
     summary = train(job["spec"], job["corpus"], None, job["backbone"], job["data"], job["out"], device=job["device"],
                     tokens=job["tokens"], on_step=on_step)
-    marks.append((summary["steps"], time.time()))
+    # the window ends at the last log line's mark: the final evaluation and the best model's write after it are
+    # the run's end, not its steady state (a one-run baseline that holds them is a slow baseline)
     Path(job["result"]).write_text(json.dumps({
-        "marks": marks, "train_seconds": summary["train_seconds"], "steps": summary["steps"],
+        "marks": marks, "finished": time.time(), "train_seconds": summary["train_seconds"], "steps": summary["steps"],
         "step_path": summary["step_path"],
         "peak_memory_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if dev.type == "cuda" else None}))
 
@@ -81,7 +84,7 @@ def run_k(config: str, k: int, args, tmp: Path, cfg: dict, lines: list[str]) -> 
     corpus = tmp / f"corpus-{arch}.txt"
     if not corpus.exists():
         corpus.write_text("\n".join(long_lines(lines, backbone, args.length)) + "\n", encoding="utf-8")
-    spec = spec_for(cfg, "simcse", args.length, arch, batch_size=batch, max_steps=steps, eval_steps=EVAL_STEPS)
+    spec = spec_for(cfg, "simcse", args.length, arch, batch_size=batch, max_steps=steps, eval_steps=args.eval_steps)
     tokens = token_files([str(corpus)], backbone, spec, tmp)
     procs, results = [], []
     for i in range(k):
@@ -126,7 +129,9 @@ def main() -> None:
     p.add_argument("--configs", default="bert/64:300,roberta/512:60", help="arch/batch:steps, comma-separated")
     p.add_argument("--ks", default="1,2,4,8", help="concurrent processes; per config as bert=1,2,4,8;roberta=1,2,4")
     p.add_argument("--length", type=int, default=32)
-    p.add_argument("--skip", type=int, default=20, help="steps of each run before its window may start")
+    p.add_argument("--skip", type=int, default=20, help="steps of each run before its window may start (past the "
+                   "capture: a steady window)")
+    p.add_argument("--eval-steps", type=int, default=EVAL_STEPS, help="dev evaluation every this many steps")
     p.add_argument("--data", default=os.environ.get("SENTAUG_MIRROR", str(ROOT.parent / "shared/data")))
     p.add_argument("--tokenizers", default=os.environ.get("SENTAUG_MODEL_MIRROR", str(ROOT.parent / "shared/models")))
     p.add_argument("--workdir", default=None)

@@ -44,11 +44,27 @@ def versions(device: str) -> dict:
 
     import transformers
 
-    out = {"torch": torch.__version__, "transformers": transformers.__version__, "python": platform.python_version(),
+    out = {"commit": commit(), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "torch": torch.__version__, "transformers": transformers.__version__, "python": platform.python_version(),
            "cpus": os.cpu_count(), "threads": torch.get_num_threads(), "loadavg": os.getloadavg()}
     if device.startswith("cuda"):
         out["gpu"] = torch.cuda.get_device_name()
     return out
+
+
+def commit() -> str:
+    """The commit measured: git's HEAD (with "+changes" where the tree differs from it), or on a GPU machine, whose
+    copy of the tree has no .git, what benchmarks/gpu_device_prepare.sh wrote to .gpu/COMMIT."""
+    import subprocess
+
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True).stdout.strip()
+        return head.stdout.strip() + ("+changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        kept = ROOT / ".gpu" / "COMMIT"
+        return kept.read_text().strip() if kept.exists() else "unknown"
 
 
 class Clock:
