@@ -17,7 +17,7 @@ cp -r "$MIRROR/glue/RTE" .gpu/data/glue/
 cp -r "$MIRROR/transfer/MR" .gpu/data/transfer/
 cp "$MIRROR/wiki/wiki1m_head.txt" .gpu/data/wiki/
 cp -r "$MODELS/bert-base-uncased-tokenizer" "$MODELS/roberta-base-tokenizer" .gpu/models/
-# the commit measured (the GPU machine's copy of the tree has no .git): benchmarks/gpu_runs.commit reads it there
+# the commit measured (the GPU machine's copy of the tree may carry an older .git): gpu_env.sh exports it there
 echo "$(git rev-parse HEAD)$([ -n "$(git status --porcelain --untracked-files=no)" ] && echo +changes)" > .gpu/COMMIT
 rm -rf .whl && mkdir -p .whl
 for pkg in transformers tokenizers regex; do

@@ -8,7 +8,8 @@ if [ -z "${SENTAUG_GPU_ENV:-}" ]; then
     --upgrade --target /tmp/site .whl/*.whl >> "$LOG" 2>&1 || echo "[env] wheel install failed (see $LOG)"
   export PYTHONPATH=/tmp/site:$PWD/src HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
     TQDM_DISABLE=1 PYTHONUNBUFFERED=1 TRANSFORMERS_VERBOSITY=error \
-    SENTAUG_MIRROR=$PWD/.gpu/data SENTAUG_MODEL_MIRROR=$PWD/.gpu/models SENTAUG_GPU_ENV=1
+    SENTAUG_MIRROR=$PWD/.gpu/data SENTAUG_MODEL_MIRROR=$PWD/.gpu/models SENTAUG_GPU_ENV=1 \
+    SENTAUG_COMMIT=$(cat .gpu/COMMIT 2>/dev/null)
   command -v python >/dev/null || { mkdir -p /tmp/bin && ln -sf "$(command -v "$PY")" /tmp/bin/python; }
   export PATH=/tmp/bin:$PATH
 fi

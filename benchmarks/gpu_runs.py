@@ -53,18 +53,21 @@ def versions(device: str) -> dict:
 
 
 def commit() -> str:
-    """The commit measured: git's HEAD (with "+changes" where the tree differs from it), or on a GPU machine, whose
-    copy of the tree has no .git, what benchmarks/gpu_device_prepare.sh wrote to .gpu/COMMIT."""
+    """The commit measured: on a GPU machine what benchmarks/gpu_device_prepare.sh wrote to .gpu/COMMIT
+    (benchmarks/gpu_env.sh sets SENTAUG_COMMIT from it: the copy of the tree there may carry an older .git, whose
+    HEAD is not the code that runs), else git's HEAD, with "+changes" where the tree differs from it."""
+    import os
     import subprocess
 
+    if os.environ.get("SENTAUG_COMMIT"):
+        return os.environ["SENTAUG_COMMIT"]
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
                                capture_output=True, text=True).stdout.strip()
         return head.stdout.strip() + ("+changes" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
-        kept = ROOT / ".gpu" / "COMMIT"
-        return kept.read_text().strip() if kept.exists() else "unknown"
+        return "unknown"
 
 
 class Clock:
