@@ -58,16 +58,10 @@ def spec(**kw):
     return {**base, **kw}
 
 
-def test_one_step_matches_a_hand_written_simcse_step(setup, minilm_path):
-    root, corpus, cache = setup
-    backbone = write_backbone(root / "bb", minilm_path, dropout=0.0)  # no dropout: both passes deterministic
-    out = root / "run"
-    train(spec(), corpus, cache, backbone, str(root / "data"), str(out))
-    logged = json.loads((out / "train_log.jsonl").read_text().splitlines()[0])
-
-    # Reference: SimCSE's cl_forward written out by hand (CosineSimilarity / temp, CE with labels i), AdamW.
+def hand_written_first_step(backbone):
+    """(model, loss) of the first step of `spec()`'s run written out by hand: SimCSE's cl_forward (CosineSimilarity /
+    temp, CE with labels i) on the cached pairs of the run's first batch."""
     model = AutoModel.from_pretrained(backbone)
-    initial = {n: p.detach().clone() for n, p in model.named_parameters()}
     tok = AutoTokenizer.from_pretrained(backbone)
     idx = batch_order(8, 8, 3, 0)
     enc = tok([ANCHORS[i] for i in idx] + [POSITIVES[i] for i in idx], padding=True, truncation=True,
@@ -76,7 +70,62 @@ def test_one_step_matches_a_hand_written_simcse_step(setup, minilm_path):
     cls = model(**enc).last_hidden_state[:, 0]
     z1, z2 = cls[:8], cls[8:]
     sim = torch.nn.CosineSimilarity(dim=-1)(z1.unsqueeze(1), z2.unsqueeze(0)) / 0.05
-    loss = torch.nn.CrossEntropyLoss()(sim, torch.arange(8))
+    return model, torch.nn.CrossEntropyLoss()(sim, torch.arange(8))
+
+
+def test_gradients_are_clipped_to_max_grad_norm_as_the_hf_trainer_clips(setup, minilm_path, monkeypatch):
+    """max_grad_norm: every gradient scaled by max / (global norm + 1e-6) where the norm exceeds it (the HF Trainer's
+    clip_grad_norm_), before the optimizer sees it: the clipped run's gradients are the unclipped run's times that
+    factor, and the unclipped norm is the hand-written step's."""
+    root, corpus, cache = setup
+    backbone = write_backbone(root / "bb", minilm_path, dropout=0.0)
+    seen: list[dict] = []
+    step = torch.optim.AdamW.step
+
+    def recording(optimizer, *a, **k):
+        names = {id(p): n for n, p in built[-1].encoder.backbone.named_parameters()}
+        seen.append({names[id(p)]: p.grad.clone() for g in optimizer.param_groups for p in g["params"]
+                     if p.grad is not None and id(p) in names})
+        return step(optimizer, *a, **k)
+
+    from sentaug.train import trainer as trainer_module
+
+    built, original = [], trainer_module.Method.__init__
+
+    def keep(method, *a, **k):
+        original(method, *a, **k)
+        built.append(method)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", recording)
+    monkeypatch.setattr(trainer_module.Method, "__init__", keep)
+    for clip in (None, 1e-3):
+        train(spec(max_grad_norm=clip), corpus, cache, backbone, str(root / "data"), str(root / f"run{clip}"))
+    raw, clipped = seen
+
+    def global_norm(grads):
+        return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads.values()]))
+
+    model, loss = hand_written_first_step(backbone)
+    loss.backward()
+    by_hand = global_norm({n: p.grad for n, p in model.named_parameters() if p.grad is not None})
+    assert global_norm(raw) == pytest.approx(by_hand.item(), rel=1e-4) and by_hand > 1e-3   # so the clip acts
+    scale = 1e-3 / (global_norm(raw) + 1e-6)
+    assert set(clipped) == set(raw)
+    for name, grad in raw.items():
+        torch.testing.assert_close(clipped[name], grad * scale, rtol=1e-6, atol=0, msg=name)
+    assert global_norm(clipped) == pytest.approx(1e-3, rel=1e-3)
+
+
+def test_one_step_matches_a_hand_written_simcse_step(setup, minilm_path):
+    root, corpus, cache = setup
+    backbone = write_backbone(root / "bb", minilm_path, dropout=0.0)  # no dropout: both passes deterministic
+    out = root / "run"
+    train(spec(), corpus, cache, backbone, str(root / "data"), str(out))
+    logged = json.loads((out / "train_log.jsonl").read_text().splitlines()[0])
+
+    # Reference: SimCSE's cl_forward written out by hand (CosineSimilarity / temp, CE with labels i), AdamW.
+    model, loss = hand_written_first_step(backbone)
+    initial = {n: p.detach().clone() for n, p in model.named_parameters()}
     assert logged["step"] == 1 and logged["loss"] == pytest.approx(loss.item(), rel=1e-5)
     loss.backward()
     grads = {n: p.grad.clone() if p.grad is not None else torch.zeros_like(p) for n, p in model.named_parameters()}

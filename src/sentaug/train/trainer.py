@@ -4,7 +4,8 @@ objectives; this module runs the loop.
 Recipe (unsupervised SimCSE, the default composition): anchors and positives are encoded in one forward
 pass with dropout on; the [CLS] vector goes through an MLP used only in training; loss = cross-entropy over
 cos/tau in one direction; AdamW with linear decay to zero (`schedule: constant` keeps it flat, as VaSCL;
-`head_learning_rate` gives the head and other non-backbone modules their own rate); STS-B dev Spearman
+`head_learning_rate` gives the head and other non-backbone modules their own rate), the gradients clipped to a
+global norm of `max_grad_norm` first (1.0, the Hugging Face Trainer's, as SimCSE ran; null: none); STS-B dev Spearman
 every `eval_steps` steps and at the end, best checkpoint kept. Deterministic on CPU for a given seed (data
 order, dropout), resumable from the last checkpoint with the same result as an uninterrupted run, bf16
 autocast on CUDA; data parallel under torchrun (`sentaug.train.distributed`).
@@ -262,6 +263,8 @@ class TrainingRun:
         amp = torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False) if self.dev.type == "cuda" else \
             torch.autocast("cpu", enabled=False)
         counter = torch.tensor(self.step, device=self.dev)     # the step number on the device, for the guard
+        clip = self.spec.get("max_grad_norm")
+        trained = [p for group in optimizer.param_groups for p in group["params"]]
 
         def train_step(inputs) -> None:
             if compile_backbone == "reduce-overhead":     # torch.compile's own CUDA graphs: a new step begins
@@ -271,6 +274,8 @@ class TrainingRun:
                 loss, parts = method.compute(inputs)
             loss.backward()
             distributed.reduce_gradients(method)
+            if clip:    # the global norm over every trained parameter, as the HF Trainer's max_grad_norm (no host wait)
+                torch.nn.utils.clip_grad_norm_(trained, clip)
             optimizer.step()
             tally.add(loss, parts)
             guard.observe(loss, counter)
