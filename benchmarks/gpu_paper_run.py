@@ -26,13 +26,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gpu_runs import ROOT, SIZES, TOKENIZERS  # noqa: E402
 
 
-def corpus_of(head: Path, lines: int, out: Path) -> Path:
+def corpus_of(head: Path, lines: int, out: Path) -> tuple[Path, int]:
+    """`lines` lines: the head's, then its lines again with their words shuffled (a seeded draw per line, redrawn
+    while the line was seen before), so that the token file holds about as many distinct lines as the real
+    wiki1m does and its lookup costs what a real run's does. Returns the file and its distinct lines."""
+    import random
+
     texts = [t for t in head.read_text(encoding="utf-8").splitlines() if t]
     out.parent.mkdir(parents=True, exist_ok=True)
+    seen: set[str] = set()
     with open(out, "w", encoding="utf-8") as f:
         for i in range(lines):
-            f.write(texts[i % len(texts)] + "\n")
-    return out
+            line, words, draw = texts[i % len(texts)], texts[i % len(texts)].split(), random.Random(i)
+            for _ in range(8 if i >= len(texts) else 0):
+                if line not in seen:
+                    break
+                line = " ".join(draw.sample(words, len(words)))
+            seen.add(line)
+            f.write(line + "\n")
+    return out, len(seen)
 
 
 def main() -> None:
@@ -57,7 +69,7 @@ def main() -> None:
     if a.steps:
         spec["max_steps"] = a.steps
     work = a.workdir
-    corpus = corpus_of(a.data / "wiki" / "wiki1m_head.txt", a.lines, work / "corpus" / "wiki1m.txt")
+    corpus, distinct = corpus_of(a.data / "wiki" / "wiki1m_head.txt", a.lines, work / "corpus" / "wiki1m.txt")
     backbone = work / ("bert-tiny" if a.tiny else "bert-base")
     if not backbone.exists():
         tok = AutoTokenizer.from_pretrained(a.tokenizers / TOKENIZERS["bert"])
@@ -83,7 +95,8 @@ def main() -> None:
             proc.kill()
             proc.wait()
     wall = time.perf_counter() - started
-    result = {"command": " ".join(cmd[2:]), "lines": a.lines, "tokenize_s": round(tokenize_s, 1),
+    result = {"command": " ".join(cmd[2:]), "lines": a.lines, "distinct_lines": distinct,
+              "tokenize_s": round(tokenize_s, 1),
               "wall_s": round(wall, 1), "returncode": proc.returncode,
               "stderr_tail": (work / "train.log").read_text(errors="replace")[-3000:]}
     partial = Path(f"{out_dir}.partial") / "train_log.jsonl"

@@ -152,14 +152,14 @@ def test_eager_runs_and_graphs_never_reached(recorded):
                                 "why": "graph capture was not reached"}
 
 
-def train_on_the_graph_path(root, corpus, backbone, monkeypatch, graphs, out: str) -> dict:
+def train_on_the_graph_path(root, corpus, backbone, monkeypatch, graphs, out: str, packing: str = "off") -> dict:
     """A real CPU training run on the graph path (fixed shapes, the runner capturing), `graphs` standing in."""
     monkeypatch.setattr(trainer_module, "step_path", lambda mode, device, compile_backbone: (True, ""))
     monkeypatch.setattr(StepRunner, "graphs", graphs)
     # 16 sentences in batches of 6: each epoch is two full batches and one of 4, for 3 epochs
     spec = spec_for("simcse", max_steps=9, batch_size=6, eval_steps=9)
     assert len(CORPUS) == 16
-    return trainer_module.train(spec, corpus, None, backbone, str(root / "data"), str(root / out))
+    return trainer_module.train(spec, corpus, None, backbone, str(root / "data"), str(root / out), packing=packing)
 
 
 def test_train_summary_counts_the_graph_and_eager_steps(setup, monkeypatch):
@@ -173,7 +173,7 @@ def test_train_summary_counts_the_graph_and_eager_steps(setup, monkeypatch):
     assert captured["step_path"] == {
         "path": "graph", "graph_steps": 3, "eager_steps": 6, "attention": "sdpa default",
         "why": "one CUDA graph per step, captured after 3 eager warm-up steps; steps of other shapes (an epoch's "
-               "last batch) eager"}
+               "last batch) eager", "packed_rows_of": None}
     fallen = train_on_the_graph_path(root, corpus, backbone, monkeypatch, failing(None, "efficient"), "eager")
     assert fallen["step_path"]["path"] == "eager" and fallen["step_path"]["eager_steps"] == 9
     assert fallen["step_path"]["why"].startswith("CUDA graph capture failed (default attention: RuntimeError: "
@@ -182,4 +182,27 @@ def test_train_summary_counts_the_graph_and_eager_steps(setup, monkeypatch):
              for line in (root / run / "train_log.jsonl").read_text().splitlines()] for run in ("graph", "eager")]
     assert [r["step"] for r in logs[0]] == [9] and logs[0] == logs[1]
     a, b = (load_file(root / run / "model.safetensors") for run in ("graph", "eager"))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_packed_rows_on_the_graph_path_run_one_graph_per_row_count(setup, monkeypatch):
+    """Packed (the graph path's default), each step's rows rounded to a row count with a graph of its own, all
+    stepping one optimizer: every full batch of a captured row count replays its graph, the others warm up; the
+    run equals, bit for bit, the same run with every capture failing (all eager, the same packed inputs)."""
+    from safetensors.torch import load_file
+
+    root, corpus, backbone = setup
+    captured = train_on_the_graph_path(root, corpus, backbone, monkeypatch, RecordedGraphs, "packed", "auto")
+    path = captured["step_path"]
+    assert path["packed_rows_of"] == 128 and path["path"] == "graph" and path["graphs"] >= 1
+    # 9 steps: 3 not full (eager), the 6 full ones warm up (3 per row count) or replay
+    assert path["graph_steps"] + path["eager_steps"] == 9 and path["eager_steps"] >= 3 + 3 * path["graphs"]
+    fallen = train_on_the_graph_path(root, corpus, backbone, monkeypatch, failing(None, "efficient"),
+                                     "packed-eager", "auto")
+    assert fallen["step_path"]["path"] == "eager" and fallen["step_path"]["eager_steps"] == 9
+    logs = [[{k: v for k, v in json.loads(line).items() if k != "elapsed_s"}
+             for line in (root / run / "train_log.jsonl").read_text().splitlines()]
+            for run in ("packed", "packed-eager")]
+    assert logs[0] == logs[1]
+    a, b = (load_file(root / run / "model.safetensors") for run in ("packed", "packed-eager"))
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)

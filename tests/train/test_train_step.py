@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from sentaug import config as sc
+from sentaug.models.packing import ROW
 from sentaug.models.encoder import SentenceEncoder
 from sentaug.train import trainer as trainer_module
 from sentaug.train.checkpoint import BestModel, DivergenceGuard
@@ -108,6 +109,50 @@ def test_fixed_shapes_give_the_loss_of_padding_to_the_longest(setup, method):
     assert parts_b.keys() == parts_a.keys()
     for name in parts_a:
         assert float(parts_b[name]) == pytest.approx(float(parts_a[name]), rel=1e-5, abs=1e-6)
+
+
+@pytest.mark.parametrize("method", ["simcse", "cards", "vascl", "augcse", "simcse_mlm", "clear_double_mlm"])
+def test_packed_rows_give_the_loss_and_gradients_of_padded_texts(setup, method):
+    """The same step's texts packed into rows (sentaug.models.packing) against padded, the same draws, dropout
+    off: the same loss, parts and gradients to float rounding, for every block a method encodes (retrieved
+    negatives, augmented views), mean pooling (VaSCL) and the MLM's own forward."""
+    root, corpus, backbone = setup
+    index = retrieval_index(root, corpus, backbone) if method == "cards" else None
+    spec, data, m = build_method(root, corpus, backbone, method, index)
+    m.eval()
+    batch = data.batch(batch_order(len(data), spec["batch_size"], spec["seed"], 1), 1)
+    padded, packed = m.prepare(batch, 1, FixedShape(WIDTH, 64)), m.prepare(batch, 1, FixedShape(WIDTH, 64, ROW))
+    if "input_ids" in padded.tensors:        # (an MLM's own texts stay padded: clear_double_mlm encodes no others)
+        assert "pack_ids" in packed.tensors and "input_ids" not in packed.tensors
+        assert packed.tensors["pack_ids"].numel() < padded.tensors["input_ids"].numel()
+
+    def run(inputs):
+        m.zero_grad()
+        loss, parts = m.compute(inputs)
+        loss.backward()
+        return loss.item(), parts, {n: p.grad.clone() for n, p in m.named_parameters() if p.grad is not None}
+
+    (loss_a, parts_a, grads_a), (loss_b, parts_b, grads_b) = run(padded), run(packed)
+    assert loss_b == pytest.approx(loss_a, rel=1e-5, abs=1e-6)
+    assert parts_b.keys() == parts_a.keys()
+    for name in parts_a:
+        assert float(parts_b[name]) == pytest.approx(float(parts_a[name]), rel=1e-5, abs=1e-6)
+    assert grads_b.keys() == grads_a.keys()
+    for name, grad in grads_a.items():
+        assert torch.linalg.vector_norm(grads_b[name] - grad) <= 1e-4 * torch.linalg.vector_norm(grad) + 1e-8, name
+
+
+def test_a_packed_run_trains_as_a_padded_one(setup):
+    """`train(packing="rows")` on the CPU (dropout off: both runs deterministic) logs the losses of the padded
+    run to float rounding and says in its summary that it packed."""
+    root, corpus, backbone = setup
+    runs = {}
+    for packing in ("off", "rows"):
+        summary = train(spec_for("simcse", max_steps=4, eval_steps=1), corpus, None, backbone, str(root / "data"),
+                        str(root / packing), packing=packing)
+        runs[packing] = [json.loads(r)["loss"] for r in (root / packing / "train_log.jsonl").read_text().splitlines()]
+        assert summary["step_path"]["packed_rows_of"] == (ROW if packing == "rows" else None)
+    assert len(runs["off"]) == 4 and runs["rows"] == pytest.approx(runs["off"], rel=1e-5)
 
 
 def test_mlm_room_is_the_binomial_mean_plus_eight_deviations_in_blocks_of_64():
@@ -220,7 +265,7 @@ def test_a_cpu_run_says_which_path_ran(setup):
     root, corpus, backbone = setup
     summary = train(spec_for("simcse"), corpus, None, backbone, str(root / "data"), str(root / "run"))
     assert summary["step_path"] == {"path": "eager", "graph_steps": 0, "eager_steps": 2,
-                                    "why": "CUDA graphs need a GPU (device cpu)"}
+                                    "why": "CUDA graphs need a GPU (device cpu)", "packed_rows_of": None}
     assert summary["token_lookups"] == {"from_files": 0, "tokenized": 2 * 2 * 8}
 
 

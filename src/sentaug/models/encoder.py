@@ -22,6 +22,7 @@ from torch import nn
 
 from ..cli_args import PRECISIONS
 from .heads import build_head
+from .packing import Unpacked, block_mask
 from .poolers import NEEDS_HIDDEN_STATES, pool
 from .tokens import model_inputs, pad, to_device, token_ids
 
@@ -240,14 +241,19 @@ class SentenceEncoder(nn.Module):
         transformers 5.23, BERT and RoBERTa). Only for SDPA attention, which the trainer checks."""
         self.ready_mask = on
 
-    def run_backbone(self, input_ids, attention_mask, **kw):
-        """The backbone's outputs (a transformers ModelOutput) for a padded batch."""
+    def run_backbone(self, input_ids, attention_mask, packed: dict | None = None, **kw):
+        """The backbone's outputs (a transformers ModelOutput) for a padded batch; `packed`: its texts packed
+        into rows (`sentaug.models.packing.pack`), the outputs gathered back into the padded layout."""
+        if packed is not None:
+            outputs = self.backbone(input_ids=packed["pack_ids"], position_ids=packed["pack_positions"],
+                                    attention_mask=block_mask(packed["pack_segments"]), return_dict=True, **kw)
+            return Unpacked(outputs, packed["pack_index"])
         mask = attention_mask[:, None, None, :].bool() if self.ready_mask else attention_mask
         return self.backbone(input_ids=input_ids, attention_mask=mask, return_dict=True, **kw)
 
-    def represent(self, input_ids, attention_mask, **kw):
+    def represent(self, input_ids, attention_mask, packed: dict | None = None, **kw):
         """The pooled sentence vector e (before the head)."""
-        outputs = self.run_backbone(input_ids, attention_mask,
+        outputs = self.run_backbone(input_ids, attention_mask, packed,
                                     output_hidden_states=self.pooler in NEEDS_HIDDEN_STATES, **kw)
         return pool(self.pooler, outputs, attention_mask)
 

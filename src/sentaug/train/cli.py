@@ -33,7 +33,7 @@ def cmd_train(a):
     load_modules(a.module, origin="sentaug train --module")
     train(load_spec(a.spec), corpus=a.corpus, positives=a.positives, backbone=a.model,
           dev_data=a.dev_data, out=a.out, resume=a.resume, index=a.index, tokens=a.tokens or (),
-          compile_backbone=a.compile, step_mode=a.step)
+          compile_backbone=a.compile, step_mode=a.step, packing=a.packing)
 
 
 def cmd_describe_spec(a):
@@ -88,6 +88,10 @@ def add_train_commands(sub) -> None:
     t.add_argument("--step", choices=["auto", "graph", "eager"], default=os.environ.get("SENTAUG_STEP", "auto"),
                    help="how a step runs: auto (one CUDA graph per step on a GPU, eager elsewhere), graph or eager "
                         "(default: $SENTAUG_STEP, else auto; the run's train_summary.json says which ran)")
+    t.add_argument("--packing", choices=["auto", "rows", "off"], default=os.environ.get("SENTAUG_PACKING", "auto"),
+                   help="texts packed into rows of 128 tokens, each attending to itself, instead of padded: auto (on "
+                        "the graph path, a GPU: BERT-base b64 12.8 -> 10.4 ms on an H200; the CPU keeps its "
+                        "results bit for bit), rows or off (default: $SENTAUG_PACKING, else auto)")
     t.set_defaults(func=cmd_train)
 
     de = sub.add_parser("describe", help="what a run is, as JSON (the tables that are configuration)")

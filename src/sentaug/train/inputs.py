@@ -50,9 +50,11 @@ def batch_order(n: int, batch_size: int, seed: int, step: int) -> list[int]:
 
 @dataclass(frozen=True)
 class FixedShape:
-    """Every text batch padded to `width` tokens; MLM positions padded to `mlm_positions` (ignored targets)."""
+    """Every text batch padded to `width` tokens; MLM positions padded to `mlm_positions` (ignored targets); with
+    `row`, the step's texts then packed into rows of that many tokens (`sentaug.models.packing`)."""
     width: int
     mlm_positions: int | None = None
+    row: int | None = None
 
 
 def mlm_capacity(batch_size: int, width: int, probability: float) -> int:
@@ -96,8 +98,12 @@ class StepInputs:
 
     def describe(self) -> str:
         """The batch's size in words, for messages (e.g. running out of memory)."""
-        ids = self.tensors.get("input_ids", self.tensors.get("mlm0_input_ids"))
-        return f"{ids.shape[0]} texts x {ids.shape[1]} tokens" if ids is not None else "an empty batch"
+        ids = next((self.tensors[k] for k in ("input_ids", "pack_index", "mlm0_input_ids") if k in self.tensors), None)
+        if ids is None:
+            return "an empty batch"
+        rows = self.tensors.get("pack_ids")
+        return f"{ids.shape[0]} texts x {ids.shape[1]} tokens" + (
+            f", packed into {rows.shape[0]} rows of {rows.shape[1]}" if rows is not None else "")
 
 
 class StepPreparer:

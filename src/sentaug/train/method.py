@@ -23,6 +23,7 @@ import torch
 from torch import nn
 
 from ..augment.token_sequences import TOKENS_PREFIX
+from ..models import packing
 from ..models.tokens import BatchTokenizer, mixed_ids
 from ..parts import compose
 from . import distributed
@@ -90,7 +91,8 @@ class DeviceStep:
             self.blocks[name], start = slice(start, start + n), start + n
         self.negatives = None
         if self.blocks:
-            self.e = encoder.represent(self.tensors["input_ids"], self.tensors["attention_mask"])
+            packed = {k: self.tensors[k] for k in packing.PACKED} if "pack_ids" in self.tensors else None
+            self.e = encoder.represent(self.tensors.get("input_ids"), self.tensors["attention_mask"], packed=packed)
             self.z = encoder.project(self.e)
             self.z1 = distributed.gather_with_grad(self.z[self.blocks["anchors"]])
             self.z2 = distributed.gather_with_grad(self.z[self.blocks["positives"]])
@@ -118,12 +120,14 @@ class Method(nn.Module):
         backbone = {id(p) for p in self.encoder.backbone.parameters()}
         return [p for p in self.parameters() if id(p) not in backbone]
 
-    def fixed_shape(self, batch_size: int) -> FixedShape:
+    def fixed_shape(self, batch_size: int, pack: bool = False) -> FixedShape:
         """Every step's shape on the graph path: texts padded to max_seq_length, and room for the positions a
-        part's tensors need (an MLM's selection)."""
+        part's tensors need (an MLM's selection); `pack`: the texts then packed into rows, where the backbone
+        takes them (`sentaug.models.packing`)."""
         width = self.spec["max_seq_length"]
         rooms = [r for part in self.parts if (r := part.positions_room(batch_size, width)) is not None]
-        return FixedShape(width, max(rooms) if rooms else None)
+        row = packing.ROW if pack and packing.packable(self.encoder.backbone) and width <= packing.ROW else None
+        return FixedShape(width, max(rooms) if rooms else None, row)
 
     def _tokenize(self, texts: list[str], width: int | None = None) -> dict[str, torch.Tensor]:
         """input_ids and attention_mask of `texts` on the host, padded to the longest (or to `width`)."""
@@ -150,6 +154,11 @@ class Method(nn.Module):
             part.prepare(host)
         if host.texts:
             host.tensors.update(self._tokenize(host.texts, shape.width if shape else None))
+            if shape is not None and shape.row:
+                tensors = host.tensors
+                tensors.update(packing.pack(tensors.pop("input_ids"), tensors["attention_mask"],
+                                            self.tokenizer.pad_token_id, packing.first_position(
+                                                self.encoder.backbone), shape.row))
         after = (self.batch_tokenizer.hits, self.batch_tokenizer.misses)
         return StepInputs(host.tensors, tuple(host.layout), (after[0] - lookups[0], after[1] - lookups[1]))
 

@@ -89,7 +89,7 @@ class CudaGraphs:
     def __init__(self, runner: "StepRunner"):
         from ..models.capturable import make_capturable
 
-        self.device = runner.device
+        self.device, self.runner = runner.device, runner
         make_capturable()       # backbones that copy host tensors in their forward build them before a capture
 
     @contextlib.contextmanager
@@ -106,8 +106,10 @@ class CudaGraphs:
         """`step_fn(inputs)` captured into a new graph, with SDPA held to `attention` (capturing runs nothing;
         the graph's replays read `inputs`' tensors and write the gradients the captured backward allocated)."""
         graph = torch.cuda.CUDAGraph()
-        # thread_local: the prefetching pin-memory thread may allocate while this thread captures
-        with attention_kernel(attention), torch.cuda.graph(graph, capture_error_mode="thread_local"):
+        # thread_local: the prefetching pin-memory thread may allocate while this thread captures; pool: the
+        # memory pool the runner's graphs share (None: a pool of its own)
+        with attention_kernel(attention), torch.cuda.graph(graph, pool=self.runner.pool,
+                                                           capture_error_mode="thread_local"):
             step_fn(inputs)
         return graph
 
@@ -125,9 +127,9 @@ class StepRunner:
     graphs = CudaGraphs       # made with the runner: what captures and replays (tests: a CPU stand-in)
 
     def __init__(self, step_fn, optimizer, device: torch.device, graph: bool, why: str = "",
-                 warmup: int = WARMUP_STEPS):
+                 warmup: int = WARMUP_STEPS, pool=None):
         self.step_fn, self.optimizer, self.device = step_fn, optimizer, device
-        self.wanted, self.why, self.warmup = graph, why, warmup
+        self.wanted, self.why, self.warmup, self.pool = graph, why, warmup, pool
         self.backend = self.graphs(self)
         self.graph = None
         self.attention = None           # the SDPA kernel the graph was captured with (None: SDPA's choice)
@@ -211,10 +213,13 @@ class StepRunner:
 class RunnerPerShape:
     """`runner(inputs)`: one training step, with one `StepRunner` (one CUDA graph) for each shape of full
     batches, every runner stepping the same optimizer: GLUE's length buckets (`sentaug.evaluate.glue_steps`),
-    each padded to its own width. A batch that is not full runs eagerly. What makes several graphs exact beside
-    each other: each holds its own gradients (allocated by its captured backward, `StepRunner.graph_grads`), a
-    runner's warm-up and eager steps start from no gradients, and the optimizer's state and learning rates are
-    the same device tensors in every graph."""
+    each padded to its own width; a training step's packed rows (`sentaug.models.packing`), a few row counts.
+    A batch that is not full runs eagerly. What makes several graphs exact beside each other: each holds its own
+    gradients (allocated by its captured backward, `StepRunner.graph_grads`), a runner's warm-up and eager steps
+    start from no gradients, and the optimizer's state and learning rates are the same device tensors in every
+    graph. The graphs share one memory pool: a replay reads nothing another graph's replay left in it (each
+    writes its activations and gradients before reading them, and its optimizer step consumes the gradients
+    inside the same replay), so one pool holds the largest graph's memory rather than every graph's."""
 
     def __init__(self, step_fn, optimizer, device: torch.device, graph: bool, why: str = "",
                  warmup: int = WARMUP_STEPS):
@@ -222,13 +227,15 @@ class RunnerPerShape:
         self.wanted = graph
         self.eager = StepRunner(step_fn, optimizer, device, False, why)
         self.runners: dict[tuple, StepRunner] = {}
+        self.pool = torch.cuda.graph_pool_handle() if graph and device.type == "cuda" else None
 
     def __call__(self, inputs: StepInputs) -> None:
         if not (self.wanted and inputs.full):
             return self.eager(inputs)
         key = inputs.signature()
         if key not in self.runners:
-            self.runners[key] = StepRunner(self.step_fn, self.optimizer, self.device, True, warmup=self.warmup)
+            self.runners[key] = StepRunner(self.step_fn, self.optimizer, self.device, True, warmup=self.warmup,
+                                           pool=self.pool)
         self.runners[key](inputs)
 
     def graph_steps(self) -> int:

@@ -46,11 +46,12 @@ from .inputs import StepPreparer, batch_order, prepared_steps  # noqa: F401 (bat
 from .method import Method
 from .run_length import total_steps
 from .sources import training_data
-from .step import LossTally, StepRunner, adamw
+from .step import LossTally, RunnerPerShape, StepRunner, adamw
 
 LOG_EVERY = 10
 PREFETCH_WORKERS = 2       # processes preparing the next steps' inputs on a GPU (host time per step: 1-9 ms)
 STEP_MODES = ("auto", "graph", "eager")
+PACKING_MODES = ("auto", "rows", "off")
 
 
 def lr_schedule(optimizer, total_steps: int, kind: str = "linear"):
@@ -137,20 +138,29 @@ def step_path(mode: str, device: torch.device, compile_backbone) -> tuple[bool, 
     return True, ""
 
 
+def packs(mode: str, graph: bool) -> bool:
+    """Whether a run packs its texts into rows (`sentaug.models.packing`): `auto` on the graph path (a GPU, where
+    the padding's work is time; the CPU keeps its results bit for bit), `rows` always, `off` never."""
+    if mode not in PACKING_MODES:
+        raise ValueError(f"unknown packing {mode!r}: choose from {', '.join(PACKING_MODES)}")
+    return mode == "rows" or (mode == "auto" and graph)
+
+
 def train(spec: dict, corpus: str, positives, backbone: str, dev_data: str, out: str,
           resume: bool = False, stop_after: int | None = None, device: str | None = None,
           index: str | None = None, tokens=(), compile_backbone: bool | str = False, step_mode: str = "auto",
-          on_step=None) -> dict | None:
+          on_step=None, packing: str = "auto") -> dict | None:
     """Train one (method, backbone, seed) run. `positives`: the cache file(s) the method reads (None, a path
     or a list, in the order `TrainingData` expects); `index`: the retrieval index for retrieved negatives;
     `tokens`: token files (`sentaug tokenize`) of the corpus and caches, under this run's tokenizer;
     `compile_backbone`: run the backbone through `torch.compile` (True: fused kernels, inside the captured
     step on a GPU; or a mode such as "reduce-overhead", which brings its own graphs; benchmarks/gpu_notes.md);
     `step_mode`: auto (one CUDA graph per step on a GPU), graph or eager
-    (`sentaug.train.step`); `on_step(step)`: called after each step is launched (progress, benchmarks).
+    (`sentaug.train.step`); `packing`: auto (on the graph path), rows or off (`packs`); `on_step(step)`:
+    called after each step is launched (progress, benchmarks).
     `stop_after` interrupts after that step (for tests)."""
     run = TrainingRun(spec, corpus, positives, backbone, dev_data, out, resume, device, index, tokens,
-                      compile_backbone, step_mode)
+                      compile_backbone, step_mode, packing)
     with run:       # its log file and progress bar
         for inputs in run.steps:
             run.take_step(inputs)
@@ -175,7 +185,8 @@ class TrainingRun:
     checkpoint where asked, then stepped, logged, guarded, evaluated, checkpointed and finished."""
 
     def __init__(self, spec: dict, corpus: str, positives, backbone: str, dev_data: str, out: str, resume: bool,
-                 device: str | None, index: str | None, tokens, compile_backbone: bool | str, step_mode: str):
+                 device: str | None, index: str | None, tokens, compile_backbone: bool | str, step_mode: str,
+                 packing: str = "auto"):
         caches = [positives] if isinstance(positives, (str, Path)) else list(positives or [])
         self.spec, self.out = spec, Path(out)
         self.partial = partial = Path(f"{out}.partial")
@@ -219,8 +230,12 @@ class TrainingRun:
         running = self._restore(resume, graph)
         self.tally = LossTally(dev, running)     # summed on the device: no wait per step
         self.best_model = BestModel(partial, encoder, tokenizer, spec["eval_pooler"], on_device=dev.type == "cuda")
-        self.runner = StepRunner(self._step_function(compile_backbone), self.optimizer, dev, graph, why_eager)
-        shape = method.fixed_shape(spec["batch_size"]) if graph else None    # every step the same shapes: one graph
+        # on the graph path every step has the same shapes (one graph), or, packed, one of a few row counts
+        pack = packs(packing, graph)
+        shape = method.fixed_shape(spec["batch_size"], pack) if graph or pack else None
+        self.packed_row = shape.row if shape is not None else None
+        runner = RunnerPerShape if self.packed_row else StepRunner
+        self.runner = runner(self._step_function(compile_backbone), self.optimizer, dev, graph, why_eager)
         workers = PREFETCH_WORKERS if dev.type == "cuda" and distributed.world()[0] == 1 else 0
         self.steps = prepared_steps(StepPreparer(method, data, spec["batch_size"], spec["seed"], shape),
                                     range(self.step, self.total), workers, pin=dev.type == "cuda")
@@ -380,7 +395,7 @@ class TrainingRun:
                    "steps_per_second": round((total - self.first_step) / seconds, 3), "n_train_pairs": len(self.data),
                    "device": str(self.dev), "processes": distributed.world()[0], "versions": _versions(),
                    "attn_implementation": self.model.config._attn_implementation,
-                   "step_path": self.runner.describe(),
+                   "step_path": {**self.runner.describe(), "packed_rows_of": self.packed_row},
                    "token_lookups": {"from_files": self.lookups[0], "tokenized": self.lookups[1]}}
         final = partial / "best"
         shutil.copyfile(self.log_path, final / "train_log.jsonl")
