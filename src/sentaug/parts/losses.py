@@ -67,7 +67,7 @@ def discriminator_classes(spec: dict) -> int:
           init_std=Param(1e-3, "the search's starting noise"),
           similarity=Param("cosine", "how neighbours are ranked (dot: the official code)", choices=("cosine", "dot")),
           detach_representation=Param(False, "train the head only, as the official code"),
-          detach_clean=Param(False, "the unperturbed view's head output without gradient in eq. 5, as the official code"),
+          detach_clean=Param(False, "the unperturbed view's head output without gradient in eq. 5 (official code)"),
           probe=Param("gaussian", "the search's start: gaussian (init_std x N(0, I), the paper) or released (Delta x "
                                   "the unit direction of U(-0.5, 0.5)^d, the official code)",
                       choices=("gaussian", "released")))

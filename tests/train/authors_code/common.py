@@ -181,7 +181,8 @@ EXTRA_CORPUS = ["A dog barks.", "Snow fell.", "The book sold well.", "Music play
 # AugCSE: each anchor's augmented view and the augmentation (position in the official 12-set) that made it;
 # None: the augmentation left the line unchanged
 AUGMENTED = [("The story of the first book continues.", None), ("A guitar is played by a man on the street.", 6),
-             ("Two dogs ran across a snowy field in New York.", 4), ("She said it would rain. But the sun came out.", 5),
+             ("Two dogs ran across a snowy field in New York.", 4),
+             ("She said it would rain. But the sun came out.", 5),
              ("Prices rose by four percent last year.", 0), ("On Monday the committee approved the plan.", 11),
              ("He does not like green apples.", 0), ("Birds sing.", None)]
 SETTINGS = {"k1": 4, "seed": 3, "delta": 15.0, "neighbours": 3, "n_augmentations": 12}
