@@ -91,9 +91,10 @@ def test_cards_first_step_is_infonce_with_the_retrieved_negative_column(setup):
                                            rel=1e-4)
 
 
-METHODS = ["vascl", "vascl_official_code", "augcse", "augcse_bool", "augcse_positive", "augcse_no_discriminator",
-           "augcse_single_positive", "augcse_single_negative",
-           "simcse_mlm", "clear_subs_del_word", "simcse_switch_case", "clear_double_mlm", "clear_double_batch"]
+METHODS = ["vascl", "vascl_official_code", "augcse", "augcse_official_code", "augcse_bool", "augcse_positive",
+           "augcse_no_discriminator", "augcse_single_positive", "augcse_single_negative", "simcse_mlm",
+           "simcse_mlm_simcse_code", "clear_subs_del_word", "simcse_switch_case", "clear_double_mlm",
+           "clear_double_batch"]
 
 
 @pytest.mark.parametrize("method", METHODS)

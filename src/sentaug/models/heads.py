@@ -2,7 +2,10 @@
 
 - `mlp`: SimCSE's MLPLayer, dense + tanh (d -> d). Saved into the backbone's pooler layer (BERT) so that
   `--pooler cls` evaluates with it, as SimCSE's released checkpoints do.
-- `two_layer`: VaSCL's head, d x d then d x 128 (ReLU between).
+- `vascl`: VaSCL's head as its paper sizes it and its code builds it: d x d then d x 128 (ReLU between), no
+  biases (amazon-research/sentence-representations, VaSCL/models/Transformers.py: `bias=False`).
+- `two_layer`: the same shapes with biases (what `vascl` used before it was checked against VaSCL's code; kept
+  for runs and configurations that name it).
 - `batchnorm`: DiffCSE's projector used by AugCSE: linear(d, 2d) + BN + ReLU + linear(2d, d) + BN (no affine).
 - `none`: the pooled vector itself.
 """
@@ -23,8 +26,9 @@ class MLP(nn.Module):
         return self.activation(self.dense(x))
 
 
-def two_layer(hidden_size: int, out_size: int = 128) -> nn.Module:
-    return nn.Sequential(nn.Linear(hidden_size, hidden_size), nn.ReLU(), nn.Linear(hidden_size, out_size))
+def two_layer(hidden_size: int, out_size: int = 128, bias: bool = True) -> nn.Module:
+    return nn.Sequential(nn.Linear(hidden_size, hidden_size, bias=bias), nn.ReLU(),
+                         nn.Linear(hidden_size, out_size, bias=bias))
 
 
 def batchnorm_projector(hidden_size: int) -> nn.Module:
@@ -33,12 +37,14 @@ def batchnorm_projector(hidden_size: int) -> nn.Module:
                          nn.BatchNorm1d(hidden_size, affine=False))
 
 
-HEADS = ("mlp", "two_layer", "batchnorm", "none")
+HEADS = ("mlp", "vascl", "two_layer", "batchnorm", "none")
 
 
 def build_head(name: str, hidden_size: int) -> nn.Module | None:
     if name == "mlp":
         return MLP(hidden_size)
+    if name == "vascl":
+        return two_layer(hidden_size, bias=False)
     if name == "two_layer":
         return two_layer(hidden_size)
     if name == "batchnorm":

@@ -9,6 +9,11 @@ The caller weights the returned loss by lambda (eq. 3).
 
 Variants (Table 6): `labels="type"` (AugCSE), `labels="bool"` (augmented or not: two classes).
 
+AugCSE's released code (PootieT/AugCSE, training/discriminator.py, training/train_text_classification.py) builds
+it as `width=2` (2h -> 4h -> classes) with `final_tanh=True` (tanh after every layer, the last included, so the
+"logits" BCE reads lie in [-1, 1]); the part feeds it the projected, batch-normed vectors and puts "unchanged"
+last (`sentaug.parts.losses`, settings `inputs` and `unchanged`).
+
 `loss_and_accuracy` also returns the discriminator's accuracy on the batch (its arg-max class against the
 label; AugCSE Figure 5 plots it over training), as a detached tensor so that the trainer can accumulate it
 with the loss parts without a device synchronisation per step.
@@ -36,14 +41,17 @@ def grad_reverse(x: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
 
 
 class AugmentationDiscriminator(nn.Module):
-    """GRL -> dropout -> linear(2d, 2d) -> tanh -> dropout -> linear(2d, classes) (A.5's ProjectionMLP shape,
-    with its output read as one logit per class)."""
+    """GRL -> dropout -> linear(2d, w 2d) -> tanh -> dropout -> linear(w 2d, classes) [-> tanh] (w = `width`: 1 is
+    A.5's ProjectionMLP shape, with its output read as one logit per class; 2 with `final_tanh` is AugCSE's code)."""
 
-    def __init__(self, hidden_size: int, n_classes: int, alpha: float = 1.0, dropout: float = 0.2):
+    def __init__(self, hidden_size: int, n_classes: int, alpha: float = 1.0, dropout: float = 0.2, width: int = 1,
+                 final_tanh: bool = False):
         super().__init__()
-        self.alpha = alpha
-        self.net = nn.Sequential(nn.Dropout(dropout), nn.Linear(2 * hidden_size, 2 * hidden_size), nn.Tanh(),
-                                 nn.Dropout(dropout), nn.Linear(2 * hidden_size, n_classes))
+        self.alpha, self.n_classes = alpha, n_classes
+        inner = 2 * hidden_size * width
+        self.net = nn.Sequential(nn.Dropout(dropout), nn.Linear(2 * hidden_size, inner), nn.Tanh(),
+                                 nn.Dropout(dropout), nn.Linear(inner, n_classes),
+                                 *([nn.Tanh()] if final_tanh else []))
 
     def logits(self, z_orig: torch.Tensor, z_aug: torch.Tensor) -> torch.Tensor:
         return self.net(grad_reverse(torch.cat([z_orig, z_aug], dim=-1), self.alpha))

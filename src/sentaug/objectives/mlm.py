@@ -3,7 +3,10 @@
 BERT's recipe: 15 % of the non-special tokens are selected; of those 80 % become the mask token, 10 % a
 random token, 10 % stay as they are; the loss is cross-entropy on the selected positions only. The masked
 copy is encoded by the same backbone the contrastive views use; the LM head is the one the checkpoint
-ships (`AutoModelForMaskedLM`), randomly initialised where it has none.
+ships (`AutoModelForMaskedLM`), randomly initialised where it has none: tied to the input embeddings as the
+checkpoint ties it, or (the `mlm` part's `lm_head: copy`) a copy trained on its own, as SimCSE's and AugCSE's
+code load it (`lm_head.load_state_dict(BertForPreTraining...cls.predictions.state_dict())` into a head that no
+`tie_weights` reaches).
 
 Masks are drawn on the host, where the ids are given (`draw`, before the step runs): which positions are
 predicted is then known without waiting for the device, and only the masked ids, those positions and their

@@ -10,14 +10,24 @@ For a batch of sentence representations e (before the head h):
    neighbourhood N_A(i) = {k, k*}: l(z_i*, z_i) + l(z_i, z_i*), each with negatives z_k and z_k*.
 Returned: the mean of those 2M terms, i.e. eq. 6 minus its NT-Xent part (the trainer adds NT-Xent).
 
-`detach_representation=True` reproduces the official code: e is detached before the perturbation, so this
-loss trains only the head, never the encoder.
+VaSCL's released code (amazon-research/sentence-representations, VaSCL/learners/vat_utils.py and
+contrastive_utils.py) differs in three ways, each a setting (`vascl_official_code` sets all three, with
+`similarity="dot"` and the bias-free head `vascl`):
+- `detach_representation=True`: e is detached before the perturbation, so this loss trains only the head,
+  never the encoder;
+- `detach_clean=True`: the unperturbed view's head output h(e_i) enters eq. 5 without gradient (the code
+  computes it under no_grad), so only the perturbed view's output trains the head;
+- `probe="released"`: the search starts at Delta times the unit direction of a U(-0.5, 0.5)^d draw (not at
+  small Gaussian noise) and takes its one step from the gradient of the batch-mean loss divided by its norm
+  plus 1e-8, as the code does (steps must be 1).
 """
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+PROBES = ("gaussian", "released")
 
 
 def neighbours(e: torch.Tensor, k: int, similarity: str = "cosine") -> torch.Tensor:
@@ -42,17 +52,32 @@ def neighbourhood_loss(anchor: torch.Tensor, positive: torch.Tensor, negatives: 
 
 class VirtualAugmentation(nn.Module):
     def __init__(self, temperature: float = 0.05, delta: float = 15.0, neighbours: int = 16, steps: int = 1,
-                 init_std: float = 1e-3, similarity: str = "cosine", detach_representation: bool = False):
+                 init_std: float = 1e-3, similarity: str = "cosine", detach_representation: bool = False,
+                 detach_clean: bool = False, probe: str = "gaussian"):
         super().__init__()
         if similarity not in ("cosine", "dot"):
             raise ValueError(f"virtual_augmentation: similarity must be 'cosine' or 'dot', got {similarity!r}")
+        if probe not in PROBES:
+            raise ValueError(f"virtual_augmentation: probe must be one of {', '.join(PROBES)}, got {probe!r}")
+        if probe == "released" and steps != 1:
+            raise ValueError("virtual_augmentation: probe 'released' (VaSCL's code) takes one step (steps: 1)")
         self.temperature, self.delta, self.k, self.steps = temperature, delta, neighbours, steps
         self.init_std, self.similarity, self.detach = init_std, similarity, detach_representation
+        self.detach_clean, self.probe = detach_clean, probe
 
-    @staticmethod
-    def draw_noise(shape, generator: torch.Generator | None = None) -> torch.Tensor:
-        """The search's starting noise (float32, on the host: drawn before the step runs)."""
+    def draw_noise(self, shape, generator: torch.Generator | None = None) -> torch.Tensor:
+        """The search's starting noise (float32, on the host: drawn before the step runs): N(0, I) for the
+        Gaussian probe, U(-0.5, 0.5) for the released code's."""
+        if self.probe == "released":
+            return torch.rand(shape, generator=generator, dtype=torch.float32) - 0.5
         return torch.randn(shape, generator=generator, dtype=torch.float32)
+
+    def start(self, noise: torch.Tensor) -> torch.Tensor:
+        """The probe's starting perturbation from its noise: init_std x noise, or (released) Delta times the noise's
+        unit direction, normalised as VaSCL's `_l2_normalize` does (norm + 1e-8)."""
+        if self.probe == "released":
+            return self.delta * noise / (noise.norm(dim=-1, keepdim=True) + 1e-8)
+        return self.init_std * noise
 
     def perturbation(self, e: torch.Tensor, head: nn.Module, nbr: torch.Tensor,
                      generator: torch.Generator | None = None, noise: torch.Tensor | None = None) -> torch.Tensor:
@@ -60,7 +85,7 @@ class VirtualAugmentation(nn.Module):
         noise, drawn by `draw_noise` (from `generator` when not given)."""
         e = e.detach()
         noise = (self.draw_noise(e.shape, generator) if noise is None else noise).to(e.device)
-        delta = (self.init_std * noise).to(e.dtype)
+        delta = self.start(noise.float()).to(e.dtype)
         with torch.enable_grad():
             z = head(e).detach()
             for _ in range(self.steps):
@@ -68,7 +93,11 @@ class VirtualAugmentation(nn.Module):
                 zd = head(e + delta)
                 loss = neighbourhood_loss(zd, z, z[nbr], self.temperature).sum()  # rows are independent
                 (g,) = torch.autograd.grad(loss, delta)
-                g = g / g.norm(dim=-1, keepdim=True).clamp_min(1e-12)
+                if self.probe == "released":    # d/dd of the batch mean at e + Delta d, / (norm + 1e-8), as VaSCL's
+                    g = g * (self.delta / len(e))
+                    g = g / (g.norm(dim=-1, keepdim=True) + 1e-8)
+                else:
+                    g = g / g.norm(dim=-1, keepdim=True).clamp_min(1e-12)
                 if self.steps == 1:
                     delta = self.delta * g
                 else:
@@ -82,6 +111,8 @@ class VirtualAugmentation(nn.Module):
             e = e.detach()
         nbr = neighbours(e, self.k, self.similarity)
         z, z_star = head(e), head(e + self.perturbation(e, head, nbr, generator, noise))
+        if self.detach_clean:
+            z = z.detach()
         negatives = torch.cat([z[nbr], z_star[nbr]], dim=1)          # N_A(i): {z_k, z_k*}, k in N(i)
         terms = (neighbourhood_loss(z, z_star, negatives, self.temperature)
                  + neighbourhood_loss(z_star, z, negatives, self.temperature))

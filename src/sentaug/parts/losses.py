@@ -66,10 +66,18 @@ def discriminator_classes(spec: dict) -> int:
           steps=Param(1, "gradient steps of the perturbation search", minimum=1),
           init_std=Param(1e-3, "the search's starting noise"),
           similarity=Param("cosine", "how neighbours are ranked (dot: the official code)", choices=("cosine", "dot")),
-          detach_representation=Param(False, "train the head only, as the official code"))
+          detach_representation=Param(False, "train the head only, as the official code"),
+          detach_clean=Param(False, "the unperturbed view's head output without gradient in eq. 5 (official code)"),
+          probe=Param("gaussian", "the search's start: gaussian (init_std x N(0, I), the paper) or released (Delta x "
+                                  "the unit direction of U(-0.5, 0.5)^d, the official code)",
+                      choices=("gaussian", "released")))
 class VirtualAugmentationObjective(Objective):
     overhead = "vascl"
     needs_views = True
+
+    def check(self, composition):
+        if self.settings["probe"] == "released" and self.settings["steps"] != 1:
+            raise self.error("virtual_augmentation: probe 'released' (VaSCL's code) takes one step (steps: 1)")
 
     def build(self, context):
         from ..objectives.virtual_augmentation import VirtualAugmentation
@@ -88,7 +96,14 @@ class VirtualAugmentationObjective(Objective):
 
 
 @register("discriminator", description="AugCSE: which augmentation made the augmented view, through gradient reversal",
-          alpha=Param(1.0, "the gradient reversal's scale"), dropout=Param(0.2, "the classifier's dropout"))
+          alpha=Param(1.0, "the gradient reversal's scale"), dropout=Param(0.2, "the classifier's dropout"),
+          width=Param(1, "the hidden layer's width in units of its input [e_orig; e_aug] (2h): 1 (2h, A.5's "
+                         "ProjectionMLP) or 2 (4h, AugCSE's code)", choices=(1, 2)),
+          final_tanh=Param(False, "tanh after the output layer too, as AugCSE's code (logits in [-1, 1])"),
+          inputs=Param("pooled", "what it reads: pooled (the sentence vectors) or projected (after the head, "
+                                 "batch-normed: AugCSE's code)", choices=("pooled", "projected")),
+          unchanged=Param("first", "the class of an unchanged line: first (0) or last (AugCSE's code)",
+                          choices=("first", "last")))
 class DiscriminatorObjective(Objective):
     overhead = "augcse"
     needs_views = True
@@ -100,52 +115,82 @@ class DiscriminatorObjective(Objective):
     def build(self, context):
         from ..objectives.discriminator import AugmentationDiscriminator
 
-        return AugmentationDiscriminator(context.hidden_size, discriminator_classes(context.spec),
-                                         alpha=self.settings["alpha"], dropout=self.settings["dropout"])
+        s = self.settings
+        return AugmentationDiscriminator(context.hidden_size, discriminator_classes(context.spec), alpha=s["alpha"],
+                                         dropout=s["dropout"], width=s["width"], final_tanh=s["final_tanh"])
 
     def prepare(self, step):
         import torch
 
         step.encode("augmented", step.batch.augmented[step.mine])
-        step.tensors["labels"] = torch.tensor(step.batch.labels[step.mine])
+        labels = torch.tensor(step.batch.labels[step.mine])
+        if self.settings["unchanged"] == "last":    # the batch's labels: 0 unchanged, k the k-th augmentation
+            labels = (labels - 1) % self.module.n_classes
+        step.tensors["labels"] = labels
 
     def compute(self, step):
-        anchors, augmented = step.e[step.blocks["anchors"]], step.e[step.blocks["augmented"]]
+        vectors = step.z if self.settings["inputs"] == "projected" else step.e
+        anchors, augmented = vectors[step.blocks["anchors"]], vectors[step.blocks["augmented"]]
         value, accuracy = self.module.loss_and_accuracy(anchors, augmented, step.tensors["labels"])
         return value, {"discriminator_accuracy": accuracy.detach()}   # logged like a loss part (AugCSE Fig. 5)
 
 
 @register("mlm", description="masked language modelling of the original sentences (BERT's 80/10/10 recipe)",
           probability=Param(0.15, "share of the tokens predicted", minimum=0, maximum=1),
-          copies=Param(1, "masked copies per sentence, their losses summed (CLEAR's Double MLM: 2)", minimum=1))
+          copies=Param(1, "masked copies per sentence, their losses summed (CLEAR's Double MLM: 2)", minimum=1),
+          of=Param("originals", "what is masked: originals (a copy of each original sentence: AugCSE's code, CLEAR) "
+                                "or views (the step's anchors and positives, one loss over all their masked tokens: "
+                                "SimCSE's code)", choices=("originals", "views")),
+          lm_head=Param("tied", "tied (the checkpoint's head, its decoder the input embeddings) or copy (a copy of it "
+                                "trained on its own: SimCSE's and AugCSE's code)", choices=("tied", "copy")))
 class MaskedLMObjective(Objective):
     overhead = "simcse_mlm"
     needs_lm_head = True
 
+    @property
+    def masked_rows(self) -> int:
+        """Masked sentences per example, each another forward and LM head: its copies, or (views) two."""
+        return 2 if self.settings["of"] == "views" else int(self.settings["copies"])
+
     def step_overhead(self, times):
         measured = times.overhead(self.overhead)      # one masked copy's
-        return None if measured is None else 1 + self.settings["copies"] * (measured - 1)
+        return None if measured is None else 1 + self.masked_rows * (measured - 1)
 
     @property
     def step_work(self):
-        return f"mlmx{int(self.settings['copies'])}"      # each masked copy is another forward and LM head
+        return f"mlmx{self.masked_rows}"
+
+    def check(self, composition):
+        if self.settings["of"] == "views" and self.settings["copies"] != 1:
+            raise self.error("mlm: of 'views' masks each view once (copies: 1)")
 
     def build(self, context):
+        import copy
+
         from ..objectives.mlm import MaskedLM
 
         if context.lm_head is None:
             raise self.error("the mlm objective needs the backbone's masked-LM head")
-        return MaskedLM(context.lm_head, context.tokenizer, probability=self.settings["probability"],
+        # copy: SimCSE and AugCSE load the checkpoint's head into a module of their own (lm_head), no longer tied
+        head = copy.deepcopy(context.lm_head) if self.settings["lm_head"] == "copy" else context.lm_head
+        return MaskedLM(head, context.tokenizer, probability=self.settings["probability"],
                         copies=self.settings["copies"])
 
     def positions_room(self, batch_size, width):
         from ..train.inputs import mlm_capacity
 
-        return mlm_capacity(batch_size, width, self.settings["probability"])
+        rows = 2 * batch_size if self.settings["of"] == "views" else batch_size
+        return mlm_capacity(rows, width, self.settings["probability"])
+
+    def masked_texts(self, step) -> list[str]:
+        """The sentences masked: the originals, or (views) the anchors then the positives."""
+        if self.settings["of"] == "views":
+            return step.batch.anchors[step.mine] + step.batch.positives[step.mine]
+        return step.batch.originals[step.mine]
 
     def prepare(self, step):
-        """The masked copies of the original sentences (masks drawn on the host, see `MaskedLM`)."""
-        orig = step.tokenize(step.batch.originals[step.mine])
+        """The masked copies of the original sentences or views (masks drawn on the host, see `MaskedLM`)."""
+        orig = step.tokenize(self.masked_texts(step))
         copies = self.module.draw(orig["input_ids"], orig["attention_mask"], step.generator,
                                   step.shape.mlm_positions if step.shape else None)
         for i, copy in enumerate(copies):
