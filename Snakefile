@@ -14,6 +14,8 @@ from sentaug.choices import answered
 
 with answered():    # a mistake in the configuration is answered in one line naming the key, before any job
     sc.validate(config)
+if workflow.is_main_process:    # each hub model this scale loads unpinned, one line each (docs/data.md)
+    sc.warn_unpinned(config)
 
 include: "rules/common.smk"
 

@@ -178,8 +178,10 @@ def _pretrained_evaluation(w):
 
 
 # evaluate.smk: analyses behind figures (sentaug.workflow resolves their paths and inputs).
+# GPT-2 is config.yaml's backbone `gpt2`, at the commit it pins (`<id>@<commit>`, sentaug.models.hub).
+_LM = config["backbones"].get("gpt2", {"id": "gpt2"})
 AUGMENTATION_ANALYSIS = (f"--tasks augmentations --iso-sample {W.augmentation_analysis_sample()} --gh-sample 0 "
-                         "--lm gpt2")
+                         f"--lm {_LM['id']}" + (f"@{_LM['revision']}" if _LM.get("revision") else ""))
 # Below paper scale GPT-2 is not offline: the perplexity is recorded as skipped at once instead of after the
 # hub client's minute of retries.
 HUB_OFFLINE = "1" if SCALE != "paper" else "0"

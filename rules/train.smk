@@ -8,7 +8,8 @@ rule backbone:
         directory(W.pattern("backbone")),
     params:
         code=code("models/backbones.py"),
-        spec=lambda w: json.dumps(config["backbones"][w.backbone]),
+        # the entry as built (where its pin was read is no part of it: a new source rebuilds nothing)
+        spec=lambda w: json.dumps({k: v for k, v in config["backbones"][w.backbone].items() if k != "revision_source"}),
         mirror=f"--model-mirror {config['data']['model_mirror']}" if config["data"].get("model_mirror") else "",
     message:
         "backbone {wildcards.backbone}"

@@ -201,11 +201,12 @@ def token_stats(originals: Sequence[str], augmented: Sequence[str], tokenizer_re
     id or ``mirror:``/``package:``/``bundled:`` reference, see `sentaug.models.backbones.resolve_tokenizer`)."""
     from transformers import AutoTokenizer
 
+    from ..models import hub
     from ..models.backbones import resolve_tokenizer
 
     path = resolve_tokenizer(tokenizer_ref)
     try:
-        tok = AutoTokenizer.from_pretrained(path)
+        tok = hub.from_pretrained(AutoTokenizer, path)
     except OSError as e:
         raise FileNotFoundError(f"tokenizer {tokenizer_ref!r}: cannot load {path} ({e.__class__.__name__})") from e
     changed = [i for i, (o, a) in enumerate(zip(originals, augmented)) if o != a]

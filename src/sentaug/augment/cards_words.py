@@ -25,11 +25,12 @@ class WordTokenizer:
     def __init__(self, ref: str, model_mirror: str | None = None):
         from transformers import AutoTokenizer
 
+        from ..models import hub
         from ..models.backbones import resolve_tokenizer
 
         self.path = resolve_tokenizer(ref, model_mirror)
         try:
-            self.tok = AutoTokenizer.from_pretrained(self.path)
+            self.tok = hub.from_pretrained(AutoTokenizer, self.path)
         except OSError as e:
             raise FileNotFoundError(f"tokenizer {ref!r}: cannot load {self.path} ({e.__class__.__name__})") from e
         model = json.loads(self.tok.backend_tokenizer.to_str())["model"]

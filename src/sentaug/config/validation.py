@@ -144,6 +144,10 @@ def check_references(config: dict) -> None:
         for key in needed:
             if key not in b:
                 raise ConfigError(f"config key 'backbones.{name}.{key}' is required for source '{b['source']}'")
+        for key in ("revision", "revision_source"):
+            if key in b and b["source"] != "hub":
+                raise ConfigError(f"config key 'backbones.{name}.{key}': a revision pins a hub model's commit; "
+                                  f"'{name}' has source '{b['source']}'")
 
 
 def _check_method_references(config: dict, name: str, m: dict) -> None:

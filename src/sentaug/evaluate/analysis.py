@@ -259,7 +259,8 @@ def gromov_hausdorff(x, y, sample: int | None = 500, seed: int = 0, normalize: b
 # ----------------------------------------------------------------------------------------- perplexity
 
 def load_causal_lm(lm: str, device=None):
-    """A causal LM and its tokenizer from a local folder or a cached hub id; a clear error when offline."""
+    """A causal LM and its tokenizer from a local folder or a hub id, pinned as ``<id>@<commit>`` where given
+    (`sentaug.models.hub`; the workflow passes config.yaml's pin of gpt2); a clear error when offline."""
     from transformers import AutoModelForCausalLM
 
     from ..models.backbones import from_pretrained
@@ -468,7 +469,10 @@ def evaluate_analysis_cli(model, pooler, data, out, augmentations=(), ks=(1, 5, 
         if not Path(path).is_file():
             raise FileNotFoundError(f"{path}: augmentation cache not found")
     net, tokenizer = load_pretrained(model, device)
-    record = {"model": str(model), "pooler": pooler, "data": str(data), "scale": scale, "skipped": {}}
+    from ..models.hub import model_source
+
+    record = {"model": str(model), "model_source": model_source(model), "pooler": pooler, "data": str(data),
+              "scale": scale, "skipped": {}}
 
     def vectors(sentences):
         return embed(net, tokenizer, sentences, poolers=(pooler,), batch_size=batch_size, progress=True)[pooler]

@@ -222,7 +222,7 @@ def cmd_evaluate_suites(a):
 def _suite_args(parser, data_help: str, tasks: bool = True) -> None:
     """The arguments every `evaluate SUITE` shares, plus --tasks."""
     model_arg(parser, "the model to evaluate: a folder (a trained run, a backbone, a sentence-transformers or "
-                      "Hugging Face model) or a Hugging Face hub id", metavar="DIR|HUB_ID")
+                      "Hugging Face model) or a Hugging Face hub id (ID@COMMIT pins its commit)", metavar="DIR|HUB_ID")
     pooler_arg(parser, sentence_transformers=True)
     parser.add_argument("--data", help=f"data folder ({data_help}); default: fetched once into $SENTAUG_DATA, "
                                        "else ~/.cache/sentaug/data, from the mirror or the official addresses")
@@ -299,7 +299,8 @@ def add_evaluate_commands(sub) -> None:
     an.add_argument("--gh-sample", type=int, default=500,
                     help="rows per sample for the GH (bottleneck) distance (0: skip it)")
     an.add_argument("--nli-limit", type=int, default=None, help="premises used for the NLI distances (default: all)")
-    an.add_argument("--lm", default="gpt2", help="causal LM (HF id or folder) for perplexity; 'none' to skip")
+    an.add_argument("--lm", default="gpt2", help="causal LM for perplexity: a folder or a hub id, pinned as "
+                    "ID@COMMIT if you like; 'none' to skip")
     an.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
     an.set_defaults(func=cmd_evaluate_analysis)
 
@@ -325,7 +326,7 @@ def add_evaluate_commands(sub) -> None:
     several = evs.add_parser("suites", help="several suites of one model in one process: the model loaded once, "
                                             "each suite's result file as its own command writes it")
     model_arg(several, "the model to evaluate: a folder (a trained run, a backbone, a sentence-transformers or "
-                       "Hugging Face model) or a Hugging Face hub id", metavar="DIR|HUB_ID")
+                       "Hugging Face model) or a Hugging Face hub id (ID@COMMIT pins its commit)", metavar="DIR|HUB_ID")
     pooler_arg(several, sentence_transformers=True)
     several.add_argument("--data", help="data folder of every suite (default: each suite's, fetched once)")
     several.add_argument("--origin", choices=["official", "demo"], default=None,

@@ -36,7 +36,10 @@ def evaluate_cnsd_cli(model, pooler, data, out, batch_size=128, device=None, sca
     emb = embed(net, tokenizer, sentences, poolers=(pooler,), batch_size=batch_size, progress=True,
                 normalize=normalize)[pooler]
     res = score_cnsd(splits, lambda xs: emb[[row[x] for x in xs]])
-    record = {"model": str(model), "pooler": pooler, "normalize": normalize, "data": str(data), "scale": scale, **res,
+    from ..models.hub import model_source
+
+    record = {"model": str(model), "model_source": model_source(model), "pooler": pooler, "normalize": normalize,
+              "data": str(data), "scale": scale, **res,
               "n_pairs": {s: len(p.gold) for s, p in splits.items()}, "seconds": round(time.perf_counter() - start, 2),
               "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                            "sentaug": sentaug.__version__}}

@@ -41,7 +41,10 @@ def run_metadata(model, pooler, data, scale, start: float, normalize: bool = Fal
 
     import sentaug
 
-    return {"model": str(model), "pooler": pooler, "normalize": normalize, "data": str(data), "scale": scale,
+    from ..models.hub import model_source
+
+    return {"model": str(model), "model_source": model_source(model), "pooler": pooler, "normalize": normalize,
+            "data": str(data), "scale": scale,
             "seconds": round(time.perf_counter() - start, 2),
             "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                          "sentaug": sentaug.__version__}}

@@ -217,8 +217,10 @@ def evaluate_glue_cli(model, pooler, data, out, tasks=None, max_steps=None, rdro
         res.update({"train_split": trained_on, "seconds": round(time.perf_counter() - t0, 2)})
         results[t] = res
         print(f"{t}: {res['score']:.2f} (CLEAR convention), {res['score_cards']:.2f} (CARDS convention)")
-    record = {"model": str(model), "pooler": pooler, "data": str(data), "scale": scale,
-              "train_on_dev": bool(train_on_dev), "config": cfg.__dict__,
+    from ..models.hub import model_source
+
+    record = {"model": str(model), "model_source": model_source(model), "pooler": pooler, "data": str(data),
+              "scale": scale, "train_on_dev": bool(train_on_dev), "config": cfg.__dict__,
               **{t: {"score": r["score"], "score_cards": r["score_cards"]} for t, r in results.items()},
               "avg": float(np.mean([r["score"] for r in results.values()])),
               "avg_cards": float(np.mean([r["score_cards"] for r in results.values()])),

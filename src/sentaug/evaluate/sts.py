@@ -153,8 +153,10 @@ def evaluate_sts_cli(model, pooler, data, out, batch_size=128, device=None, scal
         suite = lowercase_suite(suite)
     net, tokenizer = load_pretrained(model, device)
     res = evaluate_suite(net, tokenizer, suite, (pooler,), batch_size, progress=True, normalize=normalize)[pooler]
-    record = {"model": str(model), "pooler": pooler, "normalize": normalize, "data": str(data), "scale": scale,
-              "lowercase": bool(lowercase),
+    from ..models.hub import model_source
+
+    record = {"model": str(model), "model_source": model_source(model), "pooler": pooler, "normalize": normalize,
+              "data": str(data), "scale": scale, "lowercase": bool(lowercase),
               **{k: res[k] for k in (*TASKS, "avg", "STSBenchmark_dev", "SICKRelatedness_dev")},
               "n_pairs": n_pairs(suite), "seconds": round(time.perf_counter() - start, 2),
               "versions": {"torch": torch.__version__, "transformers": transformers.__version__,

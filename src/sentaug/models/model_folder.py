@@ -5,7 +5,8 @@ the sentence embedding its sentence-transformers modules declare.
 name for the results folder, the hub revision) or raises `ModelError` with one line saying what was wrong: a
 path that does not exist, a folder that holds no model, a hub id that cannot be fetched (offline, or no such
 model). A hub id is fetched once into the Hugging Face cache (weights in safetensors where the repository has
-them; its ONNX/OpenVINO exports are skipped).
+them; its ONNX/OpenVINO exports are skipped), at the commit ``<id>@<commit>`` pins it to, where given
+(`sentaug.models.hub`; without one, whatever the hub serves that day, and the commit fetched is recorded).
 
 `sentence_embedding` reads a sentence-transformers folder (`modules.json`: Transformer, Pooling, Normalize, as
 sentence-transformers writes them, in its 2.x-6.x spellings) into the pooler of `sentaug.models.poolers` that
@@ -22,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from . import hub
+from .hub import HUB_ID
+
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin",
                 "pytorch_model.bin.index.json")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt", "vocab.json", "spiece.model",
@@ -32,7 +36,6 @@ ST_POOLING = {"cls": "cls_before_pooler", "mean": "avg"}
 ST_LEGACY_POOLING = {"pooling_mode_cls_token": "cls", "pooling_mode_max_tokens": "max",
                      "pooling_mode_mean_tokens": "mean", "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
                      "pooling_mode_weightedmean_tokens": "weightedmean", "pooling_mode_lasttoken": "lasttoken"}
-HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?$")
 # Files of a hub repository that make up the model (its exports for other runtimes are left out)
 HUB_FILES = ["*.json", "*.txt", "*.model", "*.safetensors", "1_Pooling/*", "2_Normalize/*"]
 HUB_SKIP = ["onnx/*", "openvino/*", "*/onnx/*", "*/openvino/*"]
@@ -115,27 +118,31 @@ def resolve_model(model: str | os.PathLike) -> ModelFolder:
     root = Path(given).expanduser()
     if root.exists():
         return ModelFolder(check_model_folder(root, given), root, local_name(root))
-    if not HUB_ID.match(given) or ".." in given:
+    repo, pin = hub.split_ref(given)
+    if not HUB_ID.match(repo) or ".." in repo:
         raise ModelError(f"--model {given}: no such folder (give a model folder or a Hugging Face hub id such as "
-                         f"sentence-transformers/all-MiniLM-L6-v2)")
-    root, revision = _fetch_hub(given)
-    return ModelFolder(check_model_folder(root, given), root, given.replace("/", "__"), revision)
+                         f"sentence-transformers/all-MiniLM-L6-v2, pinned as <id>@<commit> if you like)")
+    root, revision = _fetch_hub(repo, pin)
+    return ModelFolder(check_model_folder(root, given), root, repo.replace("/", "__"), revision)
 
 
-def _fetch_hub(repo: str) -> tuple[Path, str]:
-    """A hub repository's model files in the Hugging Face cache (fetched once), and the revision fetched."""
-    from huggingface_hub import snapshot_download
+def _fetch_hub(repo: str, revision: str | None = None) -> tuple[Path, str]:
+    """A hub repository's model files in the Hugging Face cache (fetched once) at `revision` (None: the hub's
+    default branch), and the commit fetched."""
     from huggingface_hub.errors import (GatedRepoError, LocalEntryNotFoundError, RepositoryNotFoundError,
                                         RevisionNotFoundError)
 
     try:
-        folder = Path(snapshot_download(repo, allow_patterns=HUB_FILES, ignore_patterns=HUB_SKIP))
+        folder = Path(hub.snapshot_download(repo, revision, allow_patterns=HUB_FILES, ignore_patterns=HUB_SKIP))
         if not any(folder.rglob("*.safetensors")):    # an older repository: PyTorch weights only
-            folder = Path(snapshot_download(repo, allow_patterns=["pytorch_model*.bin*"], ignore_patterns=HUB_SKIP))
+            folder = Path(hub.snapshot_download(repo, revision, allow_patterns=["pytorch_model*.bin*"],
+                                                ignore_patterns=HUB_SKIP))
     except GatedRepoError as e:
         raise ModelError(f"--model {repo}: a gated model on the Hugging Face hub; accept its terms and log in "
                          f"(`hf auth login`) first") from e
-    except (RepositoryNotFoundError, RevisionNotFoundError) as e:
+    except RevisionNotFoundError as e:
+        raise ModelError(f"--model {repo}@{revision}: no commit {revision} in the hub repository {repo}") from e
+    except RepositoryNotFoundError as e:
         raise ModelError(f"--model {repo}: no such folder, and no model {repo} on the Hugging Face hub") from e
     except LocalEntryNotFoundError as e:
         offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")

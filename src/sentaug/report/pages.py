@@ -102,7 +102,9 @@ def provenance_html(info: dict, outputs: dict[str, str], meta: dict, scale: str)
             ("devices of the runs", ", ".join(f"{d} ({n} runs)" for d, n in info["devices"].items()) or "–"),
             ("training versions", "; ".join(f"{v} ({n} runs)" for v, n in info["training_versions"].items()) or "–"),
             ("evaluation versions", "; ".join(f"{v} ({n} files)" for v, n in info["evaluation_versions"].items())
-             or "–")]
+             or "–"),
+            ("models (hub commits)",
+             "; ".join(f"{m} ({n})" for m, n in sorted(info.get("models", {}).items())) or "–")]
     rows = [(k, str(v)) for k, v in rows]
     rows += [(f"output sha256: {name}", f"<code>{digest}</code>") for name, digest in outputs.items()]
     for root, folders in info["data"].items():

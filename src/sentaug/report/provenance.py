@@ -1,8 +1,9 @@
 """Provenance of a table or figure: the runs behind it (device, library versions, training time), the versions
 that evaluated them, and content hashes of the data folders they read.
 
-Everything is read from the result files themselves: an evaluation JSON names its model folder (`model`), its
-data root (`data`) and its versions; a run folder holds train_summary.json (spec, device, versions, seconds).
+Everything is read from the result files themselves: an evaluation JSON names its model folder (`model`), what
+that model was made from (`model_source`: a hub id and its pinned commit, ...), its data root (`data`) and its
+versions; a run folder holds train_summary.json (spec, device, versions, seconds, `backbone_source`).
 A data root's digest is the sha256 over the sorted (relative path, file sha256) pairs of each of its top-level
 folders (sts/, sick/, wiki/, ...), so two builds that read the same bytes show the same digests.
 """
@@ -103,7 +104,9 @@ def _read(path: Path) -> dict | None:
 
 def collect(results: list[str]) -> dict:
     """Provenance of the result files (or run folders) behind one output."""
-    runs, evaluations, roots = {}, Counter(), set()
+    from ..models.hub import describe
+
+    runs, evaluations, roots, models = {}, Counter(), set(), Counter()
     for item in results:
         path = Path(item)
         run = None
@@ -121,6 +124,8 @@ def collect(results: list[str]) -> dict:
                         roots.add(result[key])
                 if result.get("versions"):
                     evaluations[json.dumps(result["versions"], sort_keys=True)] += 1
+                if "model_source" in result:
+                    models[describe(result["model_source"])] += 1
         if run is not None and str(run) not in runs:
             summary = _read(run / "train_summary.json") or {}
             spec = summary.get("spec", {})
@@ -128,10 +133,14 @@ def collect(results: list[str]) -> dict:
                               "corpus": spec.get("corpus"), "steps": summary.get("steps"),
                               "batch_size": spec.get("batch_size"), "device": summary.get("device"),
                               "train_seconds": summary.get("train_seconds"),
-                              "versions": summary.get("versions", {})}
+                              "versions": summary.get("versions", {}),
+                              "backbone_source": describe(summary["backbone_source"])
+                              if "backbone_source" in summary else None}
     return {"runs": runs,
             "devices": dict(Counter(r["device"] for r in runs.values())),
             "training_versions": dict(Counter(json.dumps(r["versions"], sort_keys=True) for r in runs.values())),
             "evaluation_versions": dict(evaluations),
+            # what the models behind the output were made from: the runs' backbones, the evaluated models
+            "models": dict(Counter(r["backbone_source"] for r in runs.values() if r["backbone_source"]) + models),
             "data": {root: data_digests(root) for root in sorted(roots)},
             "environment": environment()}

@@ -38,6 +38,7 @@ import torch
 from ..config import spec_digest
 from ..io import write_json
 from ..models.encoder import SentenceEncoder, pick_device
+from ..models.hub import model_source
 from ..models.tokens import TokenTable
 from ..parts import needs_lm_head
 from . import distributed
@@ -188,7 +189,7 @@ class TrainingRun:
                  device: str | None, index: str | None, tokens, compile_backbone: bool | str, step_mode: str,
                  packing: str = "auto"):
         caches = [positives] if isinstance(positives, (str, Path)) else list(positives or [])
-        self.spec, self.out = spec, Path(out)
+        self.spec, self.out, self.backbone_dir = spec, Path(out), backbone
         self.partial = partial = Path(f"{out}.partial")
         self.digest = spec_digest(spec)
         self.dev = dev = distributed.setup(torch.device(device) if device else pick_device())
@@ -396,7 +397,8 @@ class TrainingRun:
                    "device": str(self.dev), "processes": distributed.world()[0], "versions": _versions(),
                    "attn_implementation": self.model.config._attn_implementation,
                    "step_path": {**self.runner.describe(), "packed_rows_of": self.packed_row},
-                   "token_lookups": {"from_files": self.lookups[0], "tokenized": self.lookups[1]}}
+                   "token_lookups": {"from_files": self.lookups[0], "tokenized": self.lookups[1]},
+                   "backbone_source": model_source(self.backbone_dir)}   # e.g. its hub id and commit
         final = partial / "best"
         shutil.copyfile(self.log_path, final / "train_log.jsonl")
         write_json(final / "train_summary.json", summary)

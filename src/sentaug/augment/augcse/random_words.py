@@ -212,10 +212,12 @@ def _embedding_index(model: str):
     import numpy as np
     from transformers import AutoModel, AutoTokenizer
 
+    from ...models import hub
+
     path = _resolve_model_path(model, "RandomWordEmbAugmentation")
     try:
-        tok = AutoTokenizer.from_pretrained(path)
-        net = AutoModel.from_pretrained(path)
+        tok = hub.from_pretrained(AutoTokenizer, path)
+        net = hub.from_pretrained(AutoModel, path)
     except (OSError, ValueError) as e:
         raise ValueError(f"RandomWordEmbAugmentation: cannot load model {path!r} offline "
                          f"({str(e).splitlines()[0]}); pass --param model=PATH to a local model folder") from None
@@ -268,13 +270,15 @@ def _mlm(model: str):
     import torch
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
+    from ...models import hub
+
     try:
-        tok = AutoTokenizer.from_pretrained(model)
+        tok = hub.from_pretrained(AutoTokenizer, model)
         # A checkpoint without an MLM head (the random stand-ins below paper scale are saved as AutoModel) gets
         # a new one: drawn from a fixed seed, the same in every process (torch seeds its own generator at random).
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(0)
-            net = AutoModelForMaskedLM.from_pretrained(model).eval()
+            net = hub.from_pretrained(AutoModelForMaskedLM, model).eval()
     except (OSError, ValueError) as e:
         raise ValueError(f"RandomContextualWordAugmentation: cannot load masked LM {model!r} offline "
                          f"({str(e).splitlines()[0]}); pass --param model=PATH to a local masked-LM folder") from None

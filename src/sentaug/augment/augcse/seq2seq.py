@@ -15,8 +15,11 @@ def _seq2seq(model: str, what: str):
                          f"Hugging Face folder (no such model is available offline here)")
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    try:
-        return AutoTokenizer.from_pretrained(model), AutoModelForSeq2SeqLM.from_pretrained(model).eval()
+    from ...models import hub
+
+    try:   # a folder, or a hub id pinned as <id>@<commit> (sentaug.models.hub)
+        return (hub.from_pretrained(AutoTokenizer, model),
+                hub.from_pretrained(AutoModelForSeq2SeqLM, model).eval())
     except (OSError, ValueError) as e:
         raise ValueError(f"{what}: cannot load model {model!r} offline ({str(e).splitlines()[0]}); "
                          f"pass --param model=PATH to a local sequence-to-sequence model folder") from None
