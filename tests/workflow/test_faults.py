@@ -551,7 +551,7 @@ MISTAKES = [
     (["snakemake", "results/runs/demo/shared/tiny-roberta/cardz/seed1"],
      "unknown method 'cardz' (did you mean 'cards'?); valid: cards, simcse, sda_pi, sda_aa, sda_dn, "
      "sda_pi_official_code, sda_aa_official_code, sda_dn_official_code, simcse_switch_case, simcse_retrieval, "
-     "cards_r_top, cards_d_uniform, ... (35 more: sentaug list methods)"),
+     "cards_r_top, cards_d_uniform, ... (37 more: sentaug list methods)"),
     (["snakemake", "results/eval/demo/shared/tiny-bert/cardz/seed1/transfer.json"], "unknown method 'cardz' (did you"),
     (["snakemake", "results/augment/demo_corpus/sda_pii/seed1.parquet"],
      "unknown augmentation 'sda_pii' (did you mean 'sda_pi'?); valid: sda_pi, sda_pi_zh, sda_aa, sda_dn, "),
