@@ -28,7 +28,7 @@ def test_variant_names_round_trip():
 
 def test_variant_sets_nested_keys_and_leaves_the_declaration_alone(cfg):
     m = sc.method_config(cfg, "cards~positive.p=0.2~negatives.k=8")
-    assert m["positive"] == {"source": "switch_case", "p": 0.2, "version": "v1"}
+    assert m["positive"] == {"source": "switch_case", "p": 0.2, "version": "v2"}
     assert m["negatives"]["k"] == 8 and m["negatives"]["mode"] == "top_k_uniform"
     assert cfg["methods"]["cards"]["positive"]["p"] == 0.05          # the declared method is unchanged
     # an objective is addressed by its name inside the list

@@ -60,7 +60,8 @@ class Workflow(Paths, Evaluations, JobResources):
         kind = table_kind(spec["kind"])
         out = {}
         for i, row in enumerate(sc.iter_rows(spec)):
-            files = kind.inputs(self, paper, {**row, "columns": spec["columns"]})
+            # a row quoted from another paper trains with that paper's recipe (`recipe: simcse`), under its name
+            files = kind.inputs(self, row.get("recipe") or paper, {**row, "columns": spec["columns"]})
             if isinstance(files, dict):   # the columns read different files: "<row>/<column>"
                 out.update({f"{i}/{spec['columns'][j]}": f for j, f in files.items()})
             else:
@@ -100,7 +101,20 @@ class Workflow(Paths, Evaluations, JobResources):
         added = sc.added_rows(self.config, f"{paper}/{table}")
         if added:       # the renderer reads the paper's file: it adds these rows as load_paper did here
             meta["added_rows"] = added
+        quoted = self.quoted_rows(spec)
+        if quoted:
+            meta["quoted"] = quoted
         return meta
+
+    def quoted_rows(self, spec: dict) -> list[dict]:
+        """The rows of a table quoted from another paper and trained with its recipe (`recipe: <name>`), grouped by
+        that paper: [{"source": "SimCSE (Gao et al., 2021)", "rows": [label, ...]}]."""
+        quoted: dict[str, list[str]] = {}
+        for row in sc.iter_rows(spec):
+            if row.get("recipe"):
+                source = self.config["quoted_recipes"][row["recipe"]]["source"]
+                quoted.setdefault(source, []).append(row["label"])
+        return [{"source": source, "rows": rows} for source, rows in quoted.items()]
 
     def rows_corpus(self, paper: str, spec: dict) -> str:
         """What a table's trained rows learn from: the scale's corpus, and the NLI triplet sets of the rows whose
@@ -108,7 +122,7 @@ class Workflow(Paths, Evaluations, JobResources):
         corpora, triplets = [], []
         for row in sc.iter_rows(spec):
             if "method" in row and "backbone" in row:
-                run = self.train_spec(paper, row["backbone"], row["method"], self.seeds[0])
+                run = self.train_spec(row.get("recipe") or paper, row["backbone"], row["method"], self.seeds[0])
                 (triplets if trains_on_triplets(run) else corpora).append(run["corpus"])
         if not corpora and not triplets:       # no trained row: what the table's analysis reads
             corpora = [self.corpus]
