@@ -33,6 +33,23 @@ class Workflow(Paths, Evaluations, JobResources):
             raise UnknownName(kind, name, declared, f" of paper '{paper}'")
         return declared[name]
 
+    # -- every run the targets read -------------------------------------------------------------------------
+    def trained_runs(self) -> list[tuple[str, str, str]]:
+        """(path component, backbone, method) of every run the declared tables, figures and leaderboards read at
+        this scale (from their inputs' paths): docs/fidelity.md's runs at paper scale."""
+        import re
+
+        files = set()
+        for p, paper in self.papers.items():
+            files |= {f for t in paper.get("tables", {}) for f in self.table_files(p, t)}
+            files |= {f for fig in paper.get("figures", {}) for f in self.figure_targets(p, fig)}
+        files |= {f for backbone in self.leaderboards.values() for f in self.leaderboard_targets(backbone)}
+        components = [*self.papers, LEADERBOARD, *(self.config.get("quoted_recipes") or {})] \
+            if self.S["paper_recipes"] else ["shared"]
+        found = re.compile(rf"/{re.escape(self.scale)}/({'|'.join(map(re.escape, components))})/([^/]+)/([^/]+)/"
+                           rf"(?:seed\d+|spec\.json|model_size\.json)")
+        return sorted({m.groups() for f in files for m in [found.search(f)] if m})
+
     # -- tables ---------------------------------------------------------------------------------------------
     def row_sts_eval(self, paper: str, row: dict, seed: int) -> str:
         """The STS file of a table row's run: its eval pooler's sts.json unless the row names another `pooler`,
