@@ -446,9 +446,10 @@ paper x backbone, each setting's value as we train it (the methods that share it
 released code (repository, file and line at a pinned commit), the paper's words, and the verdict: **equal**,
 **deliberate** (with the reason) or **variant** (paper and released code disagree; both are declared, the other one as
 the variant named). A run's `sentaug describe spec --spec JSON --paper P --out FILE` names its section. How a recipe
-reaches a run: [scales.md](scales.md), [methods.md](methods.md). Common to every run and not repeated below: the
-trainer also scores the dev set at the last step (the Hugging Face Trainer only every `eval_steps`), shuffles with
-its own seeded order, and keeps the best model on the device.
+reaches a run: [scales.md](scales.md), [methods.md](methods.md). This page compares settings; how each objective
+computes its loss and gradients against the authors' code is for the objectives' conformance tests. Common to every
+run and not repeated below: the trainer also scores the dev set at the last step (the Hugging Face Trainer only
+every `eval_steps`), shuffles with its own seeded order, and keeps the best model on the device.
 
 """
 
