@@ -10,8 +10,9 @@
 #                 results/small (SMALL_RESULTS), apart from the demo's results/: hours on a few CPU cores
 #
 # Generated pages of docs/ (never edited by hand): make docs-cli (docs/cli.md, from the parser), make docs-results
-# (docs/results.md, from the small-scale tables in results/small; SMALL_RESULTS=... for another folder) and
-# make docs-results-demo (docs/results-demo.md, from the demo's tables in results/; RESULTS=...).
+# (docs/results.md, from the small-scale tables in results/small; SMALL_RESULTS=... for another folder),
+# make docs-results-demo (docs/results-demo.md, from the demo's tables in results/; RESULTS=...) and make
+# docs-fidelity (docs/fidelity.md, paper scale's settings against the authors' code).
 #
 # Variables: CORES (default all), SNAKEFLAGS (extra Snakemake flags, e.g. --config scale=small),
 # PYTEST_ARGS (e.g. tests/data/test_download.py -q), REPORT (the report's file, default results/report.html).
@@ -34,7 +35,7 @@ DEMO_STEPS  := demo-build report
 export PYTHONPATH := $(CURDIR)/src$(if $(PYTHONPATH),:$(PYTHONPATH))
 
 .PHONY: setup test demo demo-build small dry-run-paper benchmark-workflow report docs-cli docs-results \
-        docs-results-demo
+        docs-results-demo docs-fidelity
 
 $(PYTHON):
 	scripts/setup.sh
@@ -80,3 +81,6 @@ docs-results: | $(PYTHON)
 
 docs-results-demo: | $(PYTHON)
 	$(PYTHON) -m sentaug.cli generate-docs results --results $(RESULTS) --out docs/results-demo.md
+
+docs-fidelity: | $(PYTHON)
+	$(PYTHON) -m sentaug.cli generate-docs fidelity --out docs/fidelity.md

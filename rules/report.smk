@@ -142,7 +142,7 @@ rule describe_spec:
     conda:
         "../envs/base.yaml"
     shell:
-        "python -m sentaug.cli describe spec --spec {params.spec:q} --out {output} 2> {log}"
+        "python -m sentaug.cli describe spec --spec {params.spec:q} --paper {wildcards.paper} --out {output} 2> {log}"
 
 
 rule describe_model_size:

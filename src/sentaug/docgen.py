@@ -1,5 +1,5 @@
 """`sentaug docs [PAGE]`: the documentation, printed (the list of pages, or one of them); `sentaug generate-docs
-cli|results --out FILE`: the two pages of docs/ that are generated, never written by hand, so that they cannot
+cli|results|fidelity --out FILE`: the pages of docs/ that are generated, never written by hand, so that they cannot
 drift from what they describe.
 
 - docs/cli.md, from the command line's parser (`make docs-cli`); tests/test_cli.py checks it is in sync.
@@ -7,6 +7,8 @@ drift from what they describe.
   paper's, read from results/tables/<paper>/<table>.csv, at the scale each was last built, with the date,
   machine and commit its CSV records (`sentaug.report.provenance.build_stamp`). A table not built shows the
   paper's numbers alone.
+- docs/fidelity.md, from the training specs paper scale resolves and the references to the authors' code
+  (`make docs-fidelity`, `sentaug.report.fidelity`); tests/report/test_fidelity.py checks it is in sync.
 """
 from __future__ import annotations
 
@@ -259,6 +261,19 @@ def _differs(config: dict, scale: str, paper: str, table: str, records: list[dic
             + unbuilt_note(scale, records, columns, meta)).strip()
 
 
+def fidelity_page(config_file: str = "config.yaml") -> tuple[list[str], str]:
+    """(what is wrong, docs/fidelity.md): paper scale's runs and their settings beside the authors' code
+    (`sentaug.report.fidelity`)."""
+    from . import config as sc
+    from .report.fidelity import fidelity_markdown, fidelity_problems
+    from .workflow import Workflow
+
+    config = sc.load_yaml(config_file)
+    sc.validate(config)
+    wf = Workflow({**config, "scale": "paper"})
+    return fidelity_problems(config, wf), fidelity_markdown(config, wf)
+
+
 def write_page(text: str, out: str | os.PathLike) -> None:
     with atomic_path(out) as tmp:
         tmp.write_text(text, encoding="utf-8")
@@ -266,6 +281,13 @@ def write_page(text: str, out: str | os.PathLike) -> None:
 
 
 def cmd_generate_docs(a, build_parser):
+    if a.page == "fidelity":
+        problems, page = fidelity_page(a.config)
+        if problems:
+            raise SystemExit("docs/fidelity.md: " + "\n".join(problems[:20])
+                             + (f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""))
+        write_page(page, a.out)
+        return
     write_page(cli_markdown(build_parser) if a.page == "cli" else results_markdown(a.config, a.results), a.out)
 
 
@@ -291,8 +313,8 @@ def docs_index() -> str:
     width = max(map(len, pages))
     lines = [f"sentaug {__version__}: its documentation, in {ROOT}", ""]
     lines += [f"  {name:<{width}}  {_title(path)}  ({path.relative_to(ROOT)})" for name, path in pages.items()]
-    lines += ["", "`sentaug docs PAGE` prints a page (`sentaug docs scales | less`); cli.md and results.md are "
-                  "generated (make docs-cli, make docs-results)."]
+    lines += ["", "`sentaug docs PAGE` prints a page (`sentaug docs scales | less`); cli.md, results.md and "
+                  "fidelity.md are generated (make docs-cli, make docs-results, make docs-fidelity)."]
     return "\n".join(lines)
 
 
@@ -322,10 +344,12 @@ def add_docs_commands(sub, build_parser) -> None:
                                                           "scales, data, evaluation, cli, ...)")
     d.set_defaults(func=functools.partial(cmd_docs, build_parser=build_parser))
 
-    g = sub.add_parser("generate-docs", help="write a generated page of docs/: cli (this command line) or results "
-                                             "(every table built, beside the paper's); make docs-cli and docs-results")
-    g.add_argument("page", choices=["cli", "results"])
-    out_arg(g, "the Markdown page (docs/cli.md, docs/results.md)")
-    g.add_argument("--config", default="config.yaml", help="results: the workflow's configuration")
+    g = sub.add_parser("generate-docs", help="write a generated page of docs/: cli (this command line), results "
+                                             "(every table built, beside the paper's) or fidelity (every paper-scale "
+                                             "setting against the authors' code); make docs-cli, docs-results, "
+                                             "docs-fidelity")
+    g.add_argument("page", choices=["cli", "results", "fidelity"])
+    out_arg(g, "the Markdown page (docs/cli.md, docs/results.md, docs/fidelity.md)")
+    g.add_argument("--config", default="config.yaml", help="results, fidelity: the workflow's configuration")
     g.add_argument("--results", default="results", help="results: the results folder (default: results)")
     g.set_defaults(func=functools.partial(cmd_generate_docs, build_parser=build_parser))

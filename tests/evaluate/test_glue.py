@@ -206,3 +206,41 @@ def test_glue_pins_match_mirror(tmp_path, mirror):
 
     fetch("glue/RTE", tmp_path, mirror=str(mirror))
     assert len(glue.read_glue(tmp_path, "RTE", "dev").labels) == 277
+
+
+def test_a_recipe_sets_each_tasks_settings_and_the_steps_follow_them(tmp_path, minilm_path):
+    """A paper's recipe (config.yaml glue.recipes, `--recipe`): its `all` settings for every task, a task's own over
+    them, the cheap scales' step cap kept; the fine-tuning takes its warm-up steps, Adam betas and eps, the clipping
+    it asks for (none) and the head's dropout."""
+    cfg = glue.FinetuneConfig(max_steps=7)
+    recipe = {"all": {"epochs": 10, "adam_betas": [0.9, 0.98], "adam_eps": 1e-6, "max_grad_norm": None,
+                      "head_dropout": 0.3},
+              "tasks": {"RTE": {"learning_rate": 2e-5, "batch_size": 16, "warmup_steps": 3}}}
+    rte, sst = glue.task_config(cfg, "RTE", recipe), glue.task_config(cfg, "SST-2", recipe)
+    assert (rte.learning_rate, rte.batch_size, rte.epochs, rte.warmup_steps, rte.max_steps) == (2e-5, 16, 10, 3, 7)
+    assert (sst.learning_rate, sst.batch_size, sst.adam_betas, sst.max_grad_norm) == (2e-5, 32, (0.9, 0.98), None)
+    assert glue.task_config(cfg, "RTE", None) is cfg
+    with pytest.raises(ValueError, match="unknown setting 'warmup'"):
+        glue.task_config(cfg, "RTE", {"all": {"warmup": 3}})
+
+    model = tiny_backbone(tmp_path / "tiny", minilm_path)
+    write_glue(tmp_path, "SST-2", "dev", "sentence\tlabel", [(s, "1") for s in POS] + [(s, "0") for s in NEG])
+    data = glue.read_glue(tmp_path, "SST-2", "dev")
+    run = glue.finetune_task(model, "SST-2", data, {"dev": data}, "avg",
+                             glue.FinetuneConfig(learning_rate=1e-3, batch_size=8, max_steps=6, warmup_steps=4,
+                                                 adam_betas=(0.8, 0.9), adam_eps=1e-6, max_grad_norm=None,
+                                                 head_dropout=0.0), progress=False)
+    assert run["steps"] == 6
+    from sentaug.evaluate.glue_steps import fine_tune   # the optimizer the steps ran: its groups' betas and eps
+    from sentaug.models.encoder import load_pretrained
+
+    backbone, tokenizer = load_pretrained(model, None, shared=False)
+    head = glue._build_head(backbone, 2, 0.0)
+    assert head[0].p == 0.0
+    done = fine_tune(backbone, head, tokenizer, data, False, "avg",
+                     glue.FinetuneConfig(learning_rate=1e-3, batch_size=8, max_steps=2, warmup_steps=4,
+                                         adam_betas=(0.8, 0.9), adam_eps=1e-6, max_grad_norm=None),
+                     torch.device("cpu"), progress=False)
+    group = done.optimizer.param_groups[0]
+    assert (group["betas"], group["eps"]) == ((0.8, 0.9), 1e-6)
+    assert group["lr"] == pytest.approx(1e-3 * 2 / 4)      # linear warm-up over 4 steps: 2 taken

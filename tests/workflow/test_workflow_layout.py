@@ -28,7 +28,7 @@ def test_variant_names_round_trip():
 
 def test_variant_sets_nested_keys_and_leaves_the_declaration_alone(cfg):
     m = sc.method_config(cfg, "cards~positive.p=0.2~negatives.k=8")
-    assert m["positive"] == {"source": "switch_case", "p": 0.2, "version": "v1"}
+    assert m["positive"] == {"source": "switch_case", "p": 0.2, "version": "v2"}
     assert m["negatives"]["k"] == 8 and m["negatives"]["mode"] == "top_k_uniform"
     assert cfg["methods"]["cards"]["positive"]["p"] == 0.05          # the declared method is unchanged
     # an objective is addressed by its name inside the list
@@ -127,6 +127,33 @@ def test_glue_settings_of_a_row_are_a_path_and_flags(cfg):
     assert [r[0].split("/")[-2] for r in rows.values()] == ["glue", "glue~rdrop=1.0", "glue~rdrop=1.0~switch_case=0.1"]
     assert wf.table_inputs("clear", "table3")["0"] == \
         [f"R/eval/small/shared/tiny-roberta-bpe/clear_mlm/seed{s}/glue.json" for s in (1, 2)]
+    # at paper scale each row fine-tunes with its paper's recipe (config.yaml glue.recipes), named in the path
+    paper = at_scale(cfg, "paper")
+    assert [r[0].split("/")[-2] for r in paper.table_inputs("cards", "table6").values()] == \
+        ["glue~recipe=cards", "glue~rdrop=1.0~recipe=cards", "glue~rdrop=1.0~switch_case=0.1~recipe=cards"]
+    assert paper.table_inputs("clear", "table3")["0"][0] == \
+        "R/eval/paper/clear/roberta-base/clear_mlm/seed42/glue~recipe=roberta.json"
+
+
+def test_a_glue_recipe_is_a_path_component_and_its_settings_the_flag(cfg):
+    """A paper's fine-tuning recipe (config.yaml glue.recipes): named in the path, its settings on the command line,
+    for a pre-trained backbone's GLUE and for a trained run's (CLEAR's rows)."""
+    import json
+    import shlex
+
+    from sentaug.workflow.evaluations import run_evaluation
+
+    wf = at_scale(cfg, "paper")
+    flags = shlex.split(wf.evaluation_args(run_evaluation("glue~recipe=roberta")))
+    assert flags[:2] == ["--tasks", "CoLA"] and flags[-2] == "--recipe"
+    recipe = json.loads(flags[-1])
+    assert recipe["tasks"]["RTE"] == {"learning_rate": 2.0e-5, "batch_size": 16} and recipe["all"]["epochs"] == 10
+    assert "source" not in recipe
+    cards = json.loads(shlex.split(wf.glue_option_args("rdrop=1.0~recipe=cards"))[-1])
+    assert {t: s["epochs"] for t, s in cards["tasks"].items()} == {
+        "MNLI": 4, "QNLI": 4, "QQP": 4, "SST-2": 4, "RTE": 20, "MRPC": 20, "CoLA": 20, "STS-B": 20}
+    with pytest.raises(ValueError, match="unknown GLUE recipe 'robrta'"):
+        wf.glue_option_args("recipe=robrta")
 
 
 def test_lowercase_rows_and_stand_ins_of_the_large_backbones(cfg):
@@ -263,6 +290,7 @@ def test_no_rule_writes_a_path_of_its_own():
     ("run", "sts.avg", ("sts", "avg", "", False)),                 # CLEAR Table 2's -mean rows
     ("run", "sts_lowercase", ("sts", None, "", True)),             # CARDS Table 4
     ("run", "transfer", ("transfer", None, "", False)),
+    ("run", "glue~recipe=roberta", ("glue", None, "recipe=roberta", False)),   # CLEAR Tables 1, 3
     ("pretrained", "avg_first_last", ("sts", "avg_first_last", "", False)),
     ("pretrained", "clustering/avg", ("clustering", "avg", "", False)),
     ("pretrained", "glue~rdrop=1.0~switch_case=0.1/cls_before_pooler",

@@ -71,6 +71,13 @@ def load_paper(config: dict, name: str) -> dict:
                     method_config(config, row["method"])
                 except ConfigError as e:
                     raise ConfigError(f"{path}: table {tname} row '{row['label']}': {e}") from None
+            glue_recipe = (row.get("glue") or {}).get("recipe")
+            if glue_recipe is not None and glue_recipe not in ((config.get("glue") or {}).get("recipes") or {}):
+                raise ConfigError(f"{path}: table {tname} row '{row['label']}': unknown GLUE recipe '{glue_recipe}' "
+                                  f"(config key glue.recipes)")
+            if "recipe" in row and row["recipe"] not in (config.get("quoted_recipes") or {}):
+                raise ConfigError(f"{path}: table {tname} row '{row['label']}': unknown recipe '{row['recipe']}' "
+                                  f"(config key quoted_recipes: {', '.join(config.get('quoted_recipes') or {})})")
             augs = row.get("augmentation", [])
             augs = augs if isinstance(augs, list) else [augs]
             if isinstance(row.get("augmentation"), list) and len(augs) != ncols:

@@ -9,7 +9,7 @@ import json
 from .. import parts
 from .scales import augmentation_language, backbone_language, scale_settings, stand_in
 from .validation import ConfigError
-from .variants import method_config
+from .variants import method_config, set_path, split_variant
 
 
 def _merge(base: dict, *updates: dict) -> dict:
@@ -26,24 +26,31 @@ def train_spec(config: dict, paper: dict | None, backbone: str, method: str, see
                scale: str | None = None) -> dict:
     """Everything one training run needs, fully resolved.
 
-    Hyper-parameter precedence, lowest first: `train` defaults < the scale's `train` < the method's `train`
-    (e.g. VaSCL's mean pooling and learning rates) < (only at scales with `paper_recipes`) the backbone's
-    recipe < the paper's recipe for that backbone < that recipe's `methods: {method: {...}}` entry (for a
-    paper whose methods differ, e.g. VaSCL: SimCSE at 3e-5 but VaSCL's backbone at 5e-6; a backbone-wide
-    rate alone would override the method's own). The method's composition (positive and negative sources,
+    Hyper-parameter precedence, lowest first: `train` defaults < the scale's `train` < (only at scales with
+    `paper_recipes`) the backbone's recipe (SimCSE's) < the method's `train` (e.g. VaSCL's mean pooling and
+    learning rates: a method keeps them over the backbone-wide rate, on the leaderboard too) < the paper's recipe
+    for that backbone < that recipe's `methods: {method: {...}}` entry (for a paper whose methods differ, e.g.
+    VaSCL: SimCSE at 3e-5 but VaSCL's backbone at 5e-6; a variant `<method>~...` takes its method's entry unless
+    the recipe names the variant itself). The method's composition (positive and negative sources,
     contrastive loss, head, augmented view, objectives) is copied as declared, the sources as each resolves
     itself (`sentaug.parts.Part.resolve`: a cached positive carries its augmentation's settings).
     """
     scale = scale or config["scale"]
     s = scale_settings(config, scale)
     m = method_config(config, method)
-    layers = [s["train"], m.get("train", {})]
+    layers = [s["train"]]
     if s["paper_recipes"]:
         layers.append(config["backbones"][backbone].get("train", {}))
+    layers.append(m.get("train", {}))
+    if s["paper_recipes"]:
         recipe = dict(((paper or {}).get("recipes") or {}).get(backbone, {}))
-        by_method = dict((recipe.pop("methods", None) or {}).get(method) or {})
+        by_name = recipe.pop("methods", None) or {}
+        by_method = dict(by_name.get(method) or by_name.get(split_variant(method)[0]) or {})
         if "objectives" in by_method:     # a paper's per-backbone objective weights (AugCSE Table 10's lambda)
             m["objectives"] = by_method.pop("objectives")
+            for path, value in split_variant(method)[1].items():    # a variant's own objective settings win
+                if path.split(".")[0] == "objectives":
+                    set_path(m, path, value, method)
         layers += [recipe, by_method]
     hp = _merge(config["train"], *layers)
     hp["batch_size"] *= hp.pop("batch_multiplier", 1)   # e.g. CLEAR's double-batch baseline, at any scale

@@ -41,7 +41,8 @@ def variant_name(method: str, overrides: dict | None = None) -> str:
     return method + "".join(f"{VARIANT_SEP}{k}={scalar(v)}" for k, v in (overrides or {}).items())
 
 
-def _set_path(node, path: str, value, where: str) -> None:
+def set_path(node, path: str, value, where: str) -> None:
+    """Set the setting at `path` ("positive.p", "objectives.discriminator.alpha") of a method declaration."""
     *parents, leaf = path.split(".")
     for seg in parents:
         node = _child(node, seg, path, where, create=True)
@@ -87,7 +88,7 @@ def method_config(config: dict, name: str) -> dict:
     if not overrides:
         return method
     for path, value in overrides.items():
-        _set_path(method, path, value, name)
+        set_path(method, path, value, name)
     error = next(iter(method_validator().iter_errors(method)), None)
     if error is not None:
         where = ".".join(str(p) for p in error.path) or "<method>"

@@ -143,7 +143,16 @@ def cmd_evaluate_glue(a):
                       max_steps=a.max_steps, rdrop=a.rdrop, switch_case_p=a.switch_case, train_on_dev=a.train_on_dev,
                       seed=a.seed, learning_rate=a.lr, batch_size=a.train_batch_size, epochs=a.epochs,
                       max_seq_length=a.max_seq_length, eval_batch_size=a.batch_size, device=a.device,
-                      scale=a.scale, batching=a.batching, step=a.step)
+                      scale=a.scale, batching=a.batching, step=a.step, recipe=_recipe(a.recipe))
+
+
+def _recipe(value: str | None) -> dict | None:
+    """`--recipe`: inline JSON or a JSON file (as `--spec`)."""
+    if not value:
+        return None
+    import json
+
+    return json.loads(Path(value).read_text(encoding="utf-8") if not value.lstrip().startswith("{") else value)
 
 
 def cmd_evaluate_analysis(a):
@@ -282,6 +291,9 @@ def add_evaluate_commands(sub) -> None:
     gl.add_argument("--train-on-dev", action="store_true",
                     help="smoke test only: fine-tune on the dev split when a task has no train.tsv")
     gl.add_argument("--seed", type=int, default=42, help="fine-tuning seed (default: 42)")
+    gl.add_argument("--recipe", metavar="JSON", help="a paper's fine-tuning recipe, inline JSON or a file: {\"all\": "
+                                                     "{setting: value}, \"tasks\": {TASK: {setting: value}}} over "
+                                                     "the flags above (config.yaml glue.recipes)")
     gl.add_argument("--batching", choices=["auto", "order", "buckets"], default="auto",
                     help="each epoch's batches: slices of its shuffled order, or length buckets padded to a few "
                          "widths (auto: buckets on a GPU, order on the CPU)")

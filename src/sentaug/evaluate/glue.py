@@ -11,7 +11,9 @@ out from their definitions (no scikit-learn), so the tests can check them agains
 
 The model is the encoder (AutoModel), a sentence pooler (`models.poolers`) over the pair encoded as one
 sequence, dropout and a linear head (one output for STS-B regression, else one per class), trained with
-AdamW and a linear schedule with warm-up. Optionally R-drop (Liang et al. 2021), as CARDS Table 6 uses it:
+AdamW and a linear schedule with warm-up, the gradient norm clipped. A recipe (config.yaml `glue.recipes`, the
+settings a paper fine-tuned with: `recipe={"all": {...}, "tasks": {TASK: {...}}}`) sets any `FinetuneConfig`
+field for every task or for one. Optionally R-drop (Liang et al. 2021), as CARDS Table 6 uses it:
 each batch is encoded twice with different dropout masks, the task loss is averaged over both passes and
 `alpha * 0.5 * (KL(p1||p2) + KL(p2||p1))` is added (MSE between the two outputs for regression, as R-drop
 does for STS-B). With `switch_case > 0` the second pass sees a switch-cased copy of the input (CARDS: the
@@ -116,8 +118,13 @@ class FinetuneConfig:
     epochs: float = 3.0
     max_steps: int | None = None       # overrides epochs
     warmup_ratio: float = 0.06
+    warmup_steps: int | None = None     # overrides warmup_ratio (DeBERTa's scripts give steps)
     weight_decay: float = 0.01
     max_seq_length: int = 128
+    head_dropout: float | None = None   # dropout before the linear head (None: the backbone's hidden dropout)
+    adam_betas: tuple | None = None     # None: torch's AdamW defaults (0.9, 0.999)
+    adam_eps: float | None = None       # None: torch's 1e-8
+    max_grad_norm: float | None = 1.0   # None: no clipping
     rdrop: float = 0.0                  # alpha of the R-drop term; 0 = off
     switch_case: float = 0.0            # p of switch-case on the second R-drop pass
     seed: int = 42
@@ -126,11 +133,11 @@ class FinetuneConfig:
     step: str = "auto"                  # auto (a CUDA graph per batch shape on a GPU), graph or eager
 
 
-def _build_head(backbone, num_outputs: int):
+def _build_head(backbone, num_outputs: int, dropout: float | None = None):
     import torch
     from torch import nn
 
-    dropout = getattr(backbone.config, "hidden_dropout_prob", 0.1)
+    dropout = getattr(backbone.config, "hidden_dropout_prob", 0.1) if dropout is None else dropout
     return nn.Sequential(nn.Dropout(dropout), nn.Linear(backbone.config.hidden_size, num_outputs)).to(
         next(backbone.parameters()).device, dtype=torch.float32)
 
@@ -153,7 +160,7 @@ def finetune_task(model_path: str, task: str, train: GlueSplit, evals: dict[str,
                       f"for uncased BERT)")
     torch.use_deterministic_algorithms(dev.type == "cpu", warn_only=True)
     torch.manual_seed(cfg.seed)  # the head's initialisation depends on the seed only
-    head = _build_head(backbone, 1 if regression else len(spec.labels))
+    head = _build_head(backbone, 1 if regression else len(spec.labels), cfg.head_dropout)
     run = fine_tune(backbone, head, tokenizer, train, regression, pooler, cfg, dev, progress,
                     desc=f"glue {spec.folder}", on_step=on_step)
     per_split = {}
@@ -185,11 +192,28 @@ def load_task_data(data_dir, task: str, train_on_dev: bool = False) -> tuple[Glu
     return evals[first], evals, first
 
 
+def task_config(cfg: FinetuneConfig, task: str, recipe: dict | None) -> FinetuneConfig:
+    """`cfg` with a recipe's settings for every task (`all`) and for `task` (`tasks`) over it. `max_steps` (the
+    cheap scales' cap) stays `cfg`'s."""
+    import dataclasses
+
+    if not recipe:
+        return cfg
+    settings = {**(recipe.get("all") or {}), **((recipe.get("tasks") or {}).get(ALIASES.get(task, task)) or {})}
+    unknown = sorted(set(settings) - {f.name for f in dataclasses.fields(FinetuneConfig)})
+    if unknown:
+        raise ValueError(f"GLUE recipe: unknown setting '{unknown[0]}'")
+    if settings.get("adam_betas") is not None:
+        settings["adam_betas"] = tuple(settings["adam_betas"])
+    return dataclasses.replace(cfg, **settings, max_steps=cfg.max_steps)
+
+
 def evaluate_glue_cli(model, pooler, data, out, tasks=None, max_steps=None, rdrop=0.0, switch_case_p=0.0,
                       train_on_dev=False, seed=42, learning_rate=2e-5, batch_size=32, epochs=3.0,
                       max_seq_length=128, eval_batch_size=None, device=None, scale=None, batching="auto",
-                      step="auto") -> dict:
-    """`sentaug evaluate glue`: read every task's data first (fail fast), fine-tune each task, write one JSON."""
+                      step="auto", recipe: dict | None = None) -> dict:
+    """`sentaug evaluate glue`: read every task's data first (fail fast), fine-tune each task, write one JSON.
+    `recipe`: per-task settings over the others (`task_config`)."""
     import torch
     import transformers
 
@@ -202,6 +226,7 @@ def evaluate_glue_cli(model, pooler, data, out, tasks=None, max_steps=None, rdro
         task_spec(t)
     if switch_case_p and not rdrop:
         raise ValueError("--switch-case applies to the second R-drop pass: give --rdrop ALPHA > 0 as well")
+    configs = {t: task_config(FinetuneConfig(), t, recipe) for t in names}      # a wrong recipe fails first
     data_by_task = {t: load_task_data(data, t, train_on_dev) for t in names}
     cfg = FinetuneConfig(learning_rate=learning_rate, batch_size=batch_size, epochs=epochs, max_steps=max_steps,
                          max_seq_length=max_seq_length, rdrop=rdrop, switch_case=switch_case_p, seed=seed,
@@ -213,14 +238,17 @@ def evaluate_glue_cli(model, pooler, data, out, tasks=None, max_steps=None, rdro
         if trained_on != "train":
             warnings.warn(f"GLUE {t}: fine-tuning on the {trained_on} split (--train-on-dev): smoke test only")
         t0 = time.perf_counter()
-        res = finetune_task(model, t, train, evals, pooler, cfg, device=device)
-        res.update({"train_split": trained_on, "seconds": round(time.perf_counter() - t0, 2)})
+        configs[t] = task_config(cfg, t, recipe)
+        res = finetune_task(model, t, train, evals, pooler, configs[t], device=device)
+        res.update({"train_split": trained_on, "seconds": round(time.perf_counter() - t0, 2),
+                    **({"config": configs[t].__dict__} if recipe else {})})
         results[t] = res
         print(f"{t}: {res['score']:.2f} (CLEAR convention), {res['score_cards']:.2f} (CARDS convention)")
     from ..models.hub import model_source
 
     record = {"model": str(model), "model_source": model_source(model), "pooler": pooler, "data": str(data),
               "scale": scale, "train_on_dev": bool(train_on_dev), "config": cfg.__dict__,
+              **({"recipe": recipe} if recipe else {}),
               **{t: {"score": r["score"], "score_cards": r["score_cards"]} for t, r in results.items()},
               "avg": float(np.mean([r["score"] for r in results.values()])),
               "avg_cards": float(np.mean([r["score_cards"] for r in results.values()])),

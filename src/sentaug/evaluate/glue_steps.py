@@ -22,11 +22,12 @@ Two ways to form an epoch's batches (`batching`):
   examples share a batch changes, and with it the numbers (dropout and the batch mean see other batches).
 
 Device part (`fine_tune`): forward (pooler over the pair, dropout + linear head), the task loss (cross-entropy,
-or MSE for STS-B), R-drop's second pass and term, backward, gradient clipping at 1.0 (`clip_grad_norm_`,
-foreach on a GPU: no host wait), AdamW and the loss written into a device buffer. On a GPU: bf16 autocast, the
-fused AdamW with its learning rates in device tensors (the scheduler fills them between replays), a ready
-attention mask (no host check per forward), and one CUDA graph per batch shape (`RunnerPerShape`). On the CPU:
-fp32, eager, the default AdamW, results the same for a seed.
+or MSE for STS-B), R-drop's second pass and term, backward, gradient clipping (at `max_grad_norm`, 1.0 unless a
+recipe says otherwise; `clip_grad_norm_`, foreach on a GPU: no host wait), AdamW (a recipe's betas and eps in its
+parameter groups) and the loss written into a device buffer. On a GPU: bf16 autocast, the fused AdamW with its
+learning rates in device tensors (the scheduler fills them between replays), a ready attention mask (no host check
+per forward), and one CUDA graph per batch shape (`RunnerPerShape`). On the CPU: fp32, eager, the default AdamW,
+results the same for a seed.
 """
 from __future__ import annotations
 
@@ -324,11 +325,15 @@ def fine_tune(backbone, head, tokenizer, train, regression: bool, pooler: str, c
                           cfg.switch_case if switched else 0.0, fixed=graph, ahead=cuda, steps=total)
     no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight", "norm.weight")
     params = [*backbone.named_parameters(), *(("head." + k, p) for k, p in head.named_parameters())]
+    adam = {**({"betas": tuple(cfg.adam_betas)} if cfg.adam_betas else {}),
+            **({"eps": cfg.adam_eps} if cfg.adam_eps is not None else {})}
     groups = [{"params": [p for k, p in params if not k.endswith(no_decay)], "weight_decay": cfg.weight_decay,
-               "lr": cfg.learning_rate},
-              {"params": [p for k, p in params if k.endswith(no_decay)], "weight_decay": 0.0, "lr": cfg.learning_rate}]
+               "lr": cfg.learning_rate, **adam},
+              {"params": [p for k, p in params if k.endswith(no_decay)], "weight_decay": 0.0, "lr": cfg.learning_rate,
+               **adam}]
     optimizer = adamw(groups, device, capturable=graph)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup_ratio * total), total)
+    warmup = cfg.warmup_steps if cfg.warmup_steps is not None else int(cfg.warmup_ratio * total)
+    scheduler = get_linear_schedule_with_warmup(optimizer, warmup, total)
     weights = [p for _, p in params]
     ready_mask = cuda and getattr(backbone.config, "_attn_implementation", None) == "sdpa"
     # (a captured step may not cache autocast's weight casts: the cache would outlive the capture)
@@ -346,7 +351,8 @@ def fine_tune(backbone, head, tokenizer, train, regression: bool, pooler: str, c
                 out2 = pair_logits(backbone, head, pooler, t, "switched_" if switched else "", ready_mask)
                 loss = rdrop_loss(loss, out1, out2, t["labels"], regression, cfg.rdrop)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(weights, 1.0, foreach=True if cuda else None)
+        if cfg.max_grad_norm:
+            torch.nn.utils.clip_grad_norm_(weights, cfg.max_grad_norm, foreach=True if cuda else None)
         optimizer.step()
         losses.index_copy_(0, counter, loss.detach().double().reshape(1))
         counter.add_(1)

@@ -2,7 +2,8 @@
 spec the trainer receives, so that such a table cannot drift from what runs.
 
 - `sentaug describe spec`: the resolved training spec of a run (`sentaug.config.train_spec`: hyper-parameters,
-  objective weights, augmentation sets), as the train rule passes it.
+  objective weights, augmentation sets), as the train rule passes it, and (given the run's paper component) where
+  docs/fidelity.md compares its recipe with the authors' code and text.
 - `sentaug describe model-size`: parameters at training (backbone + projection head + objective modules:
   discriminator, the MLM head's own weights) and at inference (the backbone the run saves and is evaluated
   with), counted from the modules the trainer builds (`sentaug.train.method.Method`) on the backbone's config.
@@ -59,10 +60,21 @@ def model_sizes(spec: dict, backbone: str | Path) -> dict:
     return {"train": count(method), "inference": inference, "parts": parts}
 
 
-def describe_spec_cli(spec: dict, out: str) -> dict:
+def fidelity_rows(spec: dict, paper: str | None) -> str:
+    """Where docs/fidelity.md compares a run's settings with the authors' (the section of its paper component and
+    paper backbone); the page covers paper scale's runs, so below it (`shared`) the page itself."""
+    from .fidelity import PAGE, anchor
+
+    if not paper or paper == "shared":
+        return PAGE
+    return f"{PAGE}#{anchor(paper, spec.get('paper_backbone', spec['backbone']))}"
+
+
+def describe_spec_cli(spec: dict, out: str, paper: str | None = None) -> dict:
     from ..io import write_json
 
-    record = {"method": spec["method"], "backbone": spec["backbone"], "scale": spec["scale"], "spec": spec}
+    record = {"method": spec["method"], "backbone": spec["backbone"], "scale": spec["scale"], "spec": spec,
+              "fidelity": fidelity_rows(spec, paper)}
     write_json(out, record)
     return record
 

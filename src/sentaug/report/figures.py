@@ -11,7 +11,8 @@ Metrics are `<result>.<key>` (`sentaug.report.sources`).
 Panel kinds:
     sweep      x: {label, setting: <method key path>, values: [...], values_by_scale: {<scale>: [...]},
                declared: <value>, log: <base>}, y: {label, metric}, optional y2 (a second axis, e.g. wall time),
-               series: [{label, method, set: {...}, paper: {x: y}}], optional baseline: {label, method, paper}
+               series: [{label, method, set: {...}, paper: {x: y}}], optional baseline: {label, method, paper, recipe}
+               (`recipe`: a quoted paper's, as a table row's)
                drawn as a dashed line (on both axes). Each point is the run of the method variant with the
                setting at that value (`sentaug.config.variant_name`; a value equal to the declared one is the
                declared method's own run, shared with the tables). `values_by_scale` keeps the cheap scales'
@@ -76,7 +77,8 @@ def sweep_points(wf, paper: str, panel: dict) -> list[dict]:
                     "series": series["label"], "x": value, "paper": paper_y if metric == metrics[0] else None}))
     if "baseline" in panel:
         for metric in metrics:
-            points.append(_run_point(wf, paper, bb, panel["baseline"]["method"], metric, {
+            points.append(_run_point(wf, panel["baseline"].get("recipe") or paper, bb, panel["baseline"]["method"],
+                                     metric, {
                 "series": panel["baseline"]["label"], "x": None, "baseline": True,
                 "paper": panel["baseline"].get("paper") if metric == metrics[0] else None}))
     return points

@@ -94,7 +94,7 @@ def _glue_kind(metric: str) -> TableKind:
         bb = wf.stand_in(row["backbone"])
         if "pretrained" in row:
             return [wf.pretrained_glue_eval(bb, row["pretrained"], row.get("glue"))]
-        return [wf.run_eval(paper, bb, row["method"], s, "glue") for s in wf.seeds]
+        return [wf.run_glue_eval(paper, bb, row["method"], s, row.get("glue")) for s in wf.seeds]
 
     def cells(result: dict, columns: list[str], row: dict) -> dict:
         out = {c: glue_cell(result, c, metric) for c in columns if c != "avg"}

@@ -144,6 +144,10 @@ def page_caption(kind: str, spec: dict | None, name: str, scale: str, meta: dict
         return caption(spec, scale, meta, boards(spec)[name])
     table = spec["tables"][name]
     text = f"{spec.get('short', '')} {name}: {table['caption']} Ours: mean ± sd over seeds; paper: as reported."
+    if meta.get("quoted"):
+        from .tables import quoted_note
+
+        text += " " + quoted_note(meta)
     if scale != "paper":
         from .tables import scale_note
 

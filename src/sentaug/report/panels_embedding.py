@@ -11,8 +11,9 @@ scale's stand-in, and `seeds: {<scale>: N}`, the first N seeds at that scale):
   nli_distances       show: distances | ratio, series as above. Histograms of each premise's distance to its
                       entailed and to its contradicting hypothesis, or of their ratio (VaSCL Fig. 2b), from the
                       analysis suite's `nli` part.
-  projection          model: {pretrained: <pooler>} | {method}, augmentations: [...] | <set>, projection: pca |
-                      tsne, sample: N. One scatter of the `sentaug project` output (AugCSE Figs. 2-4).
+  projection          model: {pretrained: <pooler>} | {method[, recipe]}, augmentations: [...] | <set>, projection:
+                      pca | tsne, sample: N. One scatter of the `sentaug project` output (AugCSE Figs. 2-4); `recipe`:
+                      a quoted paper's model trained with its recipe (`simcse`), as a table row's.
   training_curve      y: {label, part}, series: [{label, method}]: a loss part of train_log.jsonl over the steps
                       (AugCSE Fig. 5: discriminator_accuracy).
 """
@@ -237,7 +238,9 @@ def projection_points(wf, paper: str, panel: dict) -> list[dict]:
     if "pretrained" in model:
         f = wf.pretrained_projection(panel["augmentations"], method, sample, bb, model["pretrained"])
     else:
-        f = wf.run_projection(panel["augmentations"], method, sample, paper, bb, model["method"], wf.seeds[0])
+        # a model of another paper's (SimCSE's: `recipe: simcse`) is that paper's recipe's run
+        f = wf.run_projection(panel["augmentations"], method, sample, model.get("recipe") or paper, bb,
+                              model["method"], wf.seeds[0])
     note = None
     if panel["augmentations"] in (wf.config.get("augmentation_sets") or {}):
         note = panel_augmentations(wf, panel, subject="the projections")[1]

@@ -109,6 +109,13 @@ def unbuilt_note(scale: str, records: list[dict], columns: list[str], meta: dict
             + ("; avg is over the columns built" if "avg" in columns and "avg" not in unbuilt else "") + ". ")
 
 
+def quoted_note(meta: dict) -> str:
+    """The caption's sentence on the rows a paper quotes from another (`recipe: <name>` in papers/<paper>.yaml;
+    `meta["quoted"]`: Workflow.table_meta): at paper scale each is trained with the recipe behind the quoted number."""
+    return " ".join(f"Rows quoted from {q['source']} ({', '.join(q['rows'])}): trained at paper scale with "
+                    f"{q['source'].split(' (')[0]}'s own recipe, not this paper's." for q in meta.get("quoted", []))
+
+
 def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, meta: dict) -> str:
     table = paper["tables"][table_name]
     columns = table["columns"]
@@ -120,6 +127,8 @@ def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, me
         caption += scale_note(f"\\texttt{{{scale}}}", meta, _tex) + " "
     if any(r.get("added") for r in records):
         caption += _tex(ADDED_NOTE.format(key="add_rows")) + " "
+    if meta.get("quoted"):
+        caption += _tex(quoted_note(meta)) + " "
     caption += unbuilt_note(f"\\texttt{{{scale}}}", records, columns, meta, _tex, "--")
     lines = [r"\begin{table}[t]", r"\centering", r"\small",
              r"\begin{tabular}{l" + "r" * len(columns) + "}", r"\toprule",

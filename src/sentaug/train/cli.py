@@ -39,7 +39,7 @@ def cmd_train(a):
 def cmd_describe_spec(a):
     from ..report.describe import describe_spec_cli
 
-    describe_spec_cli(load_spec(a.spec), a.out)
+    describe_spec_cli(load_spec(a.spec), a.out, a.paper)
 
 
 def cmd_describe_model_size(a):
@@ -96,8 +96,10 @@ def add_train_commands(sub) -> None:
 
     de = sub.add_parser("describe", help="what a run is, as JSON (the tables that are configuration)")
     des = de.add_subparsers(dest="what", required=True, metavar="WHAT")
-    dsp = des.add_parser("spec", help="the resolved training spec")
+    dsp = des.add_parser("spec", help="the resolved training spec, and its recipe's rows in docs/fidelity.md")
     spec_arg(dsp, "resolved training spec")
+    dsp.add_argument("--paper", help="the run's paper component (a paper, simcse, leaderboard): the record names "
+                                     "its section of docs/fidelity.md")
     out_arg(dsp, "JSON")
     dsp.set_defaults(func=cmd_describe_spec)
     dm = des.add_parser("model-size", help="parameters in training and at inference")

@@ -14,16 +14,18 @@ from dataclasses import dataclass
 
 from ..evaluate.suites import SUITES
 
-# Settings of `sentaug evaluate glue` a table row may give (`glue: {rdrop: 1.0, switch_case: 0.1}`, CARDS
-# Table 6), as they appear in the result's path and on the command line.
-GLUE_OPTIONS = {"rdrop": "--rdrop", "switch_case": "--switch-case"}
-# GLUE fine-tuning's steps per task below paper scale (`--max-steps`; paper scale runs the papers' 3 epochs).
+# Settings of `sentaug evaluate glue` a table row may give (`glue: {rdrop: 1.0, switch_case: 0.1, recipe: cards}`,
+# CARDS Table 6), as they appear in the result's path and on the command line. A `recipe` names config.yaml's
+# `glue.recipes.<name>` (a paper's fine-tuning settings): its path component is the name, its flag the settings.
+GLUE_OPTIONS = {"rdrop": "--rdrop", "switch_case": "--switch-case", "recipe": "--recipe"}
+# GLUE fine-tuning's steps per task below paper scale (`--max-steps`; paper scale runs each table's recipe).
 GLUE_MAX_STEPS = {"demo": 20, "small": 100}
 LOWERCASE = "sts_lowercase"      # STS with every sentence lower-cased
 
 _SUITE = "|".join(re.escape(s) for s in SUITES)
-# The {evaluation} wildcard of each kind of model (the pooler and GLUE's settings: one path component each).
-RUN_EVALUATION = rf"(?:{_SUITE})(?:\.[^/.]+)?|{LOWERCASE}"
+# The {evaluation} wildcard of each kind of model (the pooler and GLUE's settings: one path component each). A
+# run's GLUE evaluation may name a recipe (`glue~recipe=roberta`, CLEAR Tables 1 and 3).
+RUN_EVALUATION = rf"(?:{_SUITE})(?:\.[^/.]+)?|glue~[^/.]+|{LOWERCASE}"
 PRETRAINED_EVALUATION = rf"(?:(?:{_SUITE})/|glue~[^/]+/)?[^/.]+"
 
 
@@ -40,6 +42,8 @@ def run_evaluation(name: str) -> Evaluation:
     """The evaluation of a trained run that `<name>.json` holds."""
     if name == LOWERCASE:
         return Evaluation("sts", lowercase=True)
+    if name.startswith("glue~"):
+        return Evaluation("glue", options=name.partition("~")[2])
     suite, _, pooler = name.partition(".")
     return Evaluation(_suite(suite, name), pooler or None)
 
@@ -109,24 +113,51 @@ class Evaluations:
 
     @staticmethod
     def glue_options(options: dict | None) -> str:
-        """The path component of a GLUE run with `options` ("rdrop=1.0~switch_case=0.1"), "" for none."""
+        """The path component of a GLUE run with `options` ("rdrop=1.0~switch_case=0.1~recipe=cards"), "" for
+        none."""
         unknown = sorted(set(options or {}) - set(GLUE_OPTIONS))
         if unknown:
             raise ValueError(f"unknown GLUE setting '{unknown[0]}' (known: {', '.join(GLUE_OPTIONS)})")
-        return "~".join(f"{k}={float(options[k])}" for k in GLUE_OPTIONS if k in (options or {}))
+        return "~".join(f"{k}={options[k] if k == 'recipe' else float(options[k])}" for k in GLUE_OPTIONS
+                        if k in (options or {}))
 
-    @staticmethod
-    def glue_option_args(options: str) -> str:
-        """Command-line flags for a path component made by `glue_options`."""
+    def glue_option_args(self, options: str) -> str:
+        """Command-line flags for a path component made by `glue_options` (a recipe: its settings, as JSON)."""
+        import json
+        import shlex
+
         flags = []
         for item in filter(None, options.split("~")):
             key, _, value = item.partition("=")
             if key not in GLUE_OPTIONS:
                 raise ValueError(f"unknown GLUE setting '{key}' in '{options}' (known: {', '.join(GLUE_OPTIONS)})")
-            flags.append(f"{GLUE_OPTIONS[key]} {float(value)}")
+            if key == "recipe":
+                settings = {k: v for k, v in self.glue_recipe(value).items() if k != "source"}
+                flags.append(f"--recipe {shlex.quote(json.dumps(settings, sort_keys=True))}")
+            else:
+                flags.append(f"{GLUE_OPTIONS[key]} {float(value)}")
         return " ".join(flags)
 
+    def glue_recipe(self, name: str) -> dict:
+        """config.yaml `glue.recipes.<name>`: a paper's fine-tuning settings ({source, all, tasks})."""
+        recipes = (self.config.get("glue") or {}).get("recipes") or {}
+        if name not in recipes:
+            raise ValueError(f"unknown GLUE recipe '{name}' (config.yaml glue.recipes: {', '.join(recipes)})")
+        return recipes[name]
+
+    def glue_row_options(self, options: dict | None) -> dict:
+        """A table row's GLUE settings at this scale: a paper's recipe applies where the papers' training recipes
+        do (`paper_recipes`); below, each task runs the scale's few steps with the default settings."""
+        return {k: v for k, v in (options or {}).items() if k != "recipe" or self.S["paper_recipes"]}
+
+    def run_glue_eval(self, paper: str, backbone: str, method: str, seed: int, options: dict | None = None) -> str:
+        """GLUE fine-tuning of a trained run, with a recipe when `options` names one (`{recipe: roberta}`)."""
+        options = self.glue_row_options(options)
+        return self.run_eval(paper, backbone, method, seed, "glue" + (f"~{self.glue_options(options)}" if options
+                                                                       else ""))
+
     def pretrained_glue_eval(self, backbone: str, pooler: str, options: dict | None = None, **origin) -> str:
-        """GLUE fine-tuning of a pre-trained backbone, with R-drop / switch-case `options` when given."""
+        """GLUE fine-tuning of a pre-trained backbone, with R-drop / switch-case / recipe `options` when given."""
+        options = self.glue_row_options(options)
         return self.pretrained_suite_eval(backbone, "glue" + (f"~{self.glue_options(options)}" if options else ""),
                                           pooler, **origin)

@@ -142,9 +142,15 @@ class Paths:
         many times, and resolving a method variant validates it against the schema). Returns a copy."""
         key = (paper, paper_backbone, method, int(seed))
         if key not in self._specs:
-            self._specs[key] = sc.train_spec(self.config, self.papers.get(paper) if paper else None, paper_backbone,
-                                             method, int(seed))
+            self._specs[key] = sc.train_spec(self.config, self.recipe_owner(paper), paper_backbone, method, int(seed))
         return copy.deepcopy(self._specs[key])
+
+    def recipe_owner(self, paper: str | None) -> dict | None:
+        """What a run's recipes come from: a paper's file, a quoted paper's recipe (config `quoted_recipes`, a row's
+        `recipe: <name>`), or nothing (the leaderboard: the backbones' own settings)."""
+        if not paper:
+            return None
+        return self.papers.get(paper) or (self.config.get("quoted_recipes") or {}).get(paper)
 
     # -- data ---------------------------------------------------------------------------------------------
     def data_root(self, origin: str | None = None) -> str:
@@ -262,7 +268,8 @@ class Paths:
     def run_spec(self, paper: str, backbone: str, method: str, seed: int) -> dict:
         """The resolved training spec of the run at results/runs/<scale>/<paper>/<backbone>/<method>/seed<S>
         (`paper` is a path component: a paper at paper scale, `shared` below it)."""
-        valid = [*self.papers, LEADERBOARD] if self.S["paper_recipes"] else [SHARED_RUNS]
+        valid = [*self.papers, LEADERBOARD, *(self.config.get("quoted_recipes") or {})] if self.S["paper_recipes"] \
+            else [SHARED_RUNS]
         if paper not in valid:
             raise ValueError(f"runs at scale '{self.scale}' live under "
                              f"{self.R}/runs/{self.scale}/{'|'.join(valid)}/, not under '{paper}'")

@@ -33,6 +33,23 @@ class Workflow(Paths, Evaluations, JobResources):
             raise UnknownName(kind, name, declared, f" of paper '{paper}'")
         return declared[name]
 
+    # -- every run the targets read -------------------------------------------------------------------------
+    def trained_runs(self) -> list[tuple[str, str, str]]:
+        """(path component, backbone, method) of every run the declared tables, figures and leaderboards read at
+        this scale (from their inputs' paths): docs/fidelity.md's runs at paper scale."""
+        import re
+
+        files = set()
+        for p, paper in self.papers.items():
+            files |= {f for t in paper.get("tables", {}) for f in self.table_files(p, t)}
+            files |= {f for fig in paper.get("figures", {}) for f in self.figure_targets(p, fig)}
+        files |= {f for backbone in self.leaderboards.values() for f in self.leaderboard_targets(backbone)}
+        components = [*self.papers, LEADERBOARD, *(self.config.get("quoted_recipes") or {})] \
+            if self.S["paper_recipes"] else ["shared"]
+        found = re.compile(rf"/{re.escape(self.scale)}/({'|'.join(map(re.escape, components))})/([^/]+)/([^/]+)/"
+                           rf"(?:seed\d+|spec\.json|model_size\.json)")
+        return sorted({m.groups() for f in files for m in [found.search(f)] if m})
+
     # -- tables ---------------------------------------------------------------------------------------------
     def row_sts_eval(self, paper: str, row: dict, seed: int) -> str:
         """The STS file of a table row's run: its eval pooler's sts.json unless the row names another `pooler`,
@@ -60,7 +77,8 @@ class Workflow(Paths, Evaluations, JobResources):
         kind = table_kind(spec["kind"])
         out = {}
         for i, row in enumerate(sc.iter_rows(spec)):
-            files = kind.inputs(self, paper, {**row, "columns": spec["columns"]})
+            # a row quoted from another paper trains with that paper's recipe (`recipe: simcse`), under its name
+            files = kind.inputs(self, row.get("recipe") or paper, {**row, "columns": spec["columns"]})
             if isinstance(files, dict):   # the columns read different files: "<row>/<column>"
                 out.update({f"{i}/{spec['columns'][j]}": f for j, f in files.items()})
             else:
@@ -100,7 +118,20 @@ class Workflow(Paths, Evaluations, JobResources):
         added = sc.added_rows(self.config, f"{paper}/{table}")
         if added:       # the renderer reads the paper's file: it adds these rows as load_paper did here
             meta["added_rows"] = added
+        quoted = self.quoted_rows(spec)
+        if quoted:
+            meta["quoted"] = quoted
         return meta
+
+    def quoted_rows(self, spec: dict) -> list[dict]:
+        """The rows of a table quoted from another paper and trained with its recipe (`recipe: <name>`), grouped by
+        that paper: [{"source": "SimCSE (Gao et al., 2021)", "rows": [label, ...]}]."""
+        quoted: dict[str, list[str]] = {}
+        for row in sc.iter_rows(spec):
+            if row.get("recipe"):
+                source = self.config["quoted_recipes"][row["recipe"]]["source"]
+                quoted.setdefault(source, []).append(row["label"])
+        return [{"source": source, "rows": rows} for source, rows in quoted.items()]
 
     def rows_corpus(self, paper: str, spec: dict) -> str:
         """What a table's trained rows learn from: the scale's corpus, and the NLI triplet sets of the rows whose
@@ -108,7 +139,7 @@ class Workflow(Paths, Evaluations, JobResources):
         corpora, triplets = [], []
         for row in sc.iter_rows(spec):
             if "method" in row and "backbone" in row:
-                run = self.train_spec(paper, row["backbone"], row["method"], self.seeds[0])
+                run = self.train_spec(row.get("recipe") or paper, row["backbone"], row["method"], self.seeds[0])
                 (triplets if trains_on_triplets(run) else corpora).append(run["corpus"])
         if not corpora and not triplets:       # no trained row: what the table's analysis reads
             corpora = [self.corpus]
