@@ -20,10 +20,9 @@ from .jobs import GPU_KINDS
 
 
 def projected_jobs(bill: "Bill") -> list[dict]:
-    """Every device job of `bill` with its projected device-hours (training with the bill's sharing gain, as
-    Bill.training_hours counts it)."""
-    return [{"kind": j.kind, "rule": j.rule, "wildcards": j.wildcards,
-             "hours": j.projection.seconds / 3600 / (bill.sharing if j.kind == "train" else 1)}
+    """Every device job of `bill` with its projected device-hours (a training run with its measured gain of
+    sharing a GPU, as Bill.training_hours counts it)."""
+    return [{"kind": j.kind, "rule": j.rule, "wildcards": j.wildcards, "hours": j.hours}
             for j in bill.jobs.values() if j.kind in GPU_KINDS]
 
 
