@@ -60,16 +60,15 @@ RUNTIME_FACTOR, RUNTIME_EXTRA_MIN, RUNTIME_FLOOR_MIN, RUNTIME_CAP_MIN = 1.5, 10,
 # GLUE fine-tuning (sentaug.evaluate.glue defaults): batch, epochs, tokens per sentence (pair) at most.
 GLUE_BATCH, GLUE_EPOCHS, GLUE_LENGTH = 32, 3.0, 128
 # Seconds before an evaluation job's first sentence in a process of its own (Python, the imports, the model
-# loaded): measured on a CPU machine, 12.5 and 14.8 s of wall time (7.3 s of CPU) for a BERT-base model
-# (benchmarks/gpu_glue_eval.py --sections startup, benchmarks/results/cpu-2026-11-28-startup); on a GPU CUDA's
-# start adds to it and an idle node's imports take less. The slower, rounded up, is the estimate counted where
-# the table has no `evaluation_s` measured on its device.
+# loaded): measured on the 2-core CPU machine, 11.8 to 14.8 s of wall time (7.3 to 8.1 s of CPU) for a BERT-base
+# model (benchmarks/gpu_glue_eval.py --sections startup; benchmarks/results/cpu-2026-11-28-startup). On a GPU
+# CUDA's start adds to it and an idle node's imports take less. The slowest, rounded up, is the estimate counted
+# where the table has no `evaluation_s` measured on its device.
 EVALUATION_STARTUP_S = 15.0
 # Seconds before the first sentence of an evaluation whose command the model's evaluation process runs
-# (sentaug.evaluate.service): Python and the command line, measured on the same CPU machine at 0.30 and 0.36 s
-# (the wait for its turn is the other commands' time, counted with them). The estimate where the table has no
-# `client_s`.
-CLIENT_STARTUP_S = 0.4
+# (sentaug.evaluate.service): Python and the command line, measured there at 0.19 to 0.42 s (its wait for its
+# turn is the other commands' time, counted with them). The estimate where the table has no `client_s`.
+CLIENT_STARTUP_S = 0.5
 # Jobs starting in their own process, or in the model's evaluation process beside others (`startup` arguments)
 OWN, SHARED = "own", "shared"
 
