@@ -25,7 +25,12 @@ bert-base-uncased tokenizer from `--tokenizers`), or `--model DIR` for sections 
   evaluate` imports (the command line, the STS and transfer suites: torch, transformers, scikit-learn) and loads
   the model onto the device (CUDA's start included). Python's start, the imports, the model load and the exit,
   measured twice per model (the first may find files not yet cached), in seconds of wall time and of CPU time;
-  `--startup-model [NAME=]DIR` adds models (e.g. MiniLM).
+  `--startup-model [NAME=]DIR` adds models (e.g. MiniLM). Beside each, a client's start-up (`client_total_s`):
+  a job whose command the model's evaluation process runs (sentaug.evaluate.service) starts Python and the
+  command line only. It runs first, before this process starts CUDA or any worker process (a stage limit on a GPU
+  machine twice ended it before its first figure, 2026-11-28: now each child has its own limit,
+  `--startup-timeout`, stdin closed, and reports each phase to stderr as it ends, so that a child that hangs says
+  where; each figure is written to the JSON as soon as it is measured).
 
 Data (`--data`, laid out like the data mirror): glue/<TASK>/train.tsv, sts/STSBenchmark/sts-dev.csv,
 transfer/MR/rt-polarity.{pos,neg} (for MR; other tasks their SentEval files). `--tokenizers`: a folder holding
@@ -245,43 +250,73 @@ def finish_embedding(out: dict, futures: dict, task: str) -> dict:
 STARTUP = r"""
 import json, sys, time
 t0, c0 = time.time(), time.process_time()
+say = lambda what: print(f"[startup child] {what} at {time.time() - t0:.2f} s", file=sys.stderr, flush=True)
 import sentaug.cli, sentaug.evaluate.sts, sentaug.evaluate.transfer   # what `sentaug evaluate` imports
 t1, c1 = time.time(), time.process_time()
+say("imports done")
 import torch
 from sentaug.models.encoder import load_pretrained
 model, tokenizer = load_pretrained(sys.argv[1], sys.argv[2])
 if sys.argv[2].startswith("cuda"):
     torch.cuda.synchronize()
 t2, c2 = time.time(), time.process_time()
-print(json.dumps({"t0": t0, "t1": t1, "t2": t2, "c0": c0, "c1": c1, "c2": c2}))
+say("model on the device")
+print(json.dumps({"t0": t0, "t1": t1, "t2": t2, "c0": c0, "c1": c1, "c2": c2}), flush=True)
+"""
+# A job whose command the model's evaluation process runs: Python and the command line, nothing more.
+CLIENT = r"""
+import json, time
+t0 = time.time()
+import sentaug.cli, sentaug.evaluate.service
+print(json.dumps({"t0": t0, "t1": time.time()}), flush=True)
 """
 
 
-def startup_once(model: str, device: str) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))}
+def _child(code: str, argv: list[str], timeout: float) -> tuple[dict, float, float, float]:
+    """Run `python -c code argv` (stdin closed, at most `timeout` s): its last JSON line, spawn and end times and
+    its CPU seconds; a child past its limit is killed and its stderr (the phases it reached) kept in the error."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")])),
+           "TOKENIZERS_PARALLELISM": "false"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     spawned = time.time()
-    done = subprocess.run([sys.executable, "-c", STARTUP, model, device], capture_output=True, text=True, env=env,
-                          check=True)
+    try:
+        done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, env=env,
+                              stdin=subprocess.DEVNULL, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        reached = (e.stderr or b"").decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+        raise RuntimeError(f"no answer in {timeout:g} s; it reached: {reached.strip()[-600:] or 'nothing'}") from None
     ended = time.time()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = json.loads(done.stdout.strip().splitlines()[-1])
+    if done.returncode != 0:
+        raise RuntimeError(f"exit {done.returncode}: {done.stderr.strip()[-800:]}")
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return json.loads(done.stdout.strip().splitlines()[-1]), spawned, ended, cpu
+
+
+def startup_once(model: str, device: str, timeout: float = 120.0) -> dict:
+    t, spawned, ended, cpu = _child(STARTUP, [model, device], timeout)
+    c, c_spawned, c_ended, c_cpu = _child(CLIENT, [], timeout)
     return {"python_s": round(t["t0"] - spawned, 3), "imports_s": round(t["t1"] - t["t0"], 3),
             "model_load_s": round(t["t2"] - t["t1"], 3), "exit_s": round(ended - t["t2"], 3),
             "total_s": round(ended - spawned, 3),
             # CPU time (what the start-up costs where other work shares the cores): Python's start, the imports, the
             # model load, and the whole process
             "python_cpu_s": round(t["c0"], 3), "imports_cpu_s": round(t["c1"] - t["c0"], 3),
-            "model_load_cpu_s": round(t["c2"] - t["c1"], 3),
-            "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 3)}
+            "model_load_cpu_s": round(t["c2"] - t["c1"], 3), "cpu_s": round(cpu, 3),
+            # a client of the model's evaluation process: Python and the command line, its exit
+            "client_total_s": round(c_ended - c_spawned, 3), "client_imports_s": round(c["t1"] - c["t0"], 3),
+            "client_cpu_s": round(c_cpu, 3)}
 
 
-def section_startup(args, models: dict[str, str]) -> dict:
-    out = {}
+def section_startup(args, models: dict[str, str], results: dict) -> dict:
+    out = results.setdefault("startup", {})
     for name, path in models.items():
-        runs = [attempt(startup_once, path, args.device) for _ in range(2)]
-        out[name] = {"cold": runs[0], "warm": runs[1]}
-        print(f"[startup] {name} on {args.device}: {runs[1]}", flush=True)
+        out[name] = {}
+        for run in ("cold", "warm"):
+            print(f"[startup] {name} on {args.device}: {run} run", flush=True)
+            out[name][run] = attempt(startup_once, path, args.device, args.startup_timeout)
+            print(f"[startup] {name} {run}: {out[name][run]}", flush=True)
+            write(args.out, results)
     return out
 
 
@@ -295,6 +330,7 @@ def main() -> None:
     p.add_argument("--pooler", default="cls_before_pooler", help="the embedding section's pooler (MiniLM: avg)")
     p.add_argument("--startup-model", action="append", default=[], metavar="[NAME=]DIR",
                    help="another model whose start-up is measured (repeatable)")
+    p.add_argument("--startup-timeout", type=float, default=120.0, help="seconds each start-up child may take")
     p.add_argument("--sections", default=",".join(SECTIONS))
     p.add_argument("--task", default="RTE", help="GLUE task of the glue section (default: RTE)")
     p.add_argument("--glue-steps", type=int, default=None, help="new-path steps (default: 70 on a GPU, 12 on the CPU)")
@@ -312,13 +348,30 @@ def main() -> None:
     device = torch.device(args.device)
     warnings.filterwarnings("ignore", message=".*ignores case.*")
     started = time.perf_counter()
-    results = {"args": {k: str(v) for k, v in vars(args).items()}, "versions": versions(args.device)}
+    results = {"args": {k: str(v) for k, v in vars(args).items()}, "versions": versions("cpu")}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    # (spawned: the parent holds CUDA and threads; the classifiers need neither)
-    with tempfile.TemporaryDirectory() as tmp, \
-            ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with tempfile.TemporaryDirectory() as tmp:
         backbone = make_backbone("bert", args.size, Path(args.tokenizers), Path(tmp))
         evaluated = args.model or backbone
+        if "startup" in sections:       # first: before this process starts CUDA or any worker process
+            t0 = time.perf_counter()
+            models = {"model" if args.model else f"bert-{args.size}": evaluated,
+                      **dict(m.split("=", 1) if "=" in m else (Path(m).name, m) for m in args.startup_model)}
+            section_startup(args, models, results)
+            results.setdefault("section_seconds", {})["startup"] = round(time.perf_counter() - t0, 1)
+        results["versions"] = versions(args.device)
+        write(args.out, results)
+        if sections != ["startup"]:
+            timed_sections(args, sections, results, backbone, evaluated, device, cuda)
+    results["total_seconds"] = round(time.perf_counter() - started, 1)
+    write(args.out, results)
+    print(f"[done] {results['total_seconds']} s -> {args.out}", flush=True)
+
+
+def timed_sections(args, sections, results, backbone, evaluated, device, cuda) -> None:
+    """The embedding and glue sections (the classifiers of the first in worker processes: spawned, the parent
+    holds CUDA and threads; the classifiers need neither)."""
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {}
         if "embedding" in sections:      # first: its classifiers run in other processes during the glue section
             t0 = time.perf_counter()
@@ -334,19 +387,10 @@ def main() -> None:
             results["glue"] = section_glue(args, backbone, device)
             results.setdefault("section_seconds", {})["glue"] = round(time.perf_counter() - t0, 1)
             write(args.out, results)
-        if "startup" in sections:
-            t0 = time.perf_counter()
-            models = {"model" if args.model else f"bert-{args.size}": evaluated,
-                      **dict(m.split("=", 1) if "=" in m else (Path(m).name, m) for m in args.startup_model)}
-            results["startup"] = section_startup(args, models)
-            results.setdefault("section_seconds", {})["startup"] = round(time.perf_counter() - t0, 1)
         if futures:
             t0 = time.perf_counter()
             results["embedding"] = finish_embedding(results["embedding"], futures, args.transfer_task)
             results["section_seconds"]["transfer_scoring_wait"] = round(time.perf_counter() - t0, 1)
-    results["total_seconds"] = round(time.perf_counter() - started, 1)
-    write(args.out, results)
-    print(f"[done] {results['total_seconds']} s -> {args.out}", flush=True)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,8 @@ from sentaug.report.pages import page_caption, rst_escape
 from sentaug.snakemake_hooks import (announce_first_table, augmentation_module, code_digest,
                                      drop_local_job_rate_limit, export_job_environment, moved_target,
                                      moved_target_pattern, part_plugin_modules, plugin_file, plugin_module,
-                                     share_gpus, start_job_server, stop_job_server)
+                                     share_evaluation_processes, share_gpus, start_job_server,
+                                     stop_job_server)
 from sentaug.train.mps import start_for_local_run as start_mps, stop_for_local_run as stop_mps
 from sentaug.workflow import Workflow, data_folders, parse_token_key
 from sentaug.workflow.evaluations import PRETRAINED_EVALUATION, RUN_EVALUATION, pretrained_evaluation, run_evaluation
@@ -31,6 +32,8 @@ PAPERS = W.papers
 TRAIN_RESOURCES = W.train_resources()
 TRAIN_LAUNCHER = W.train_launcher()
 TRAIN_GROUP = share_gpus(workflow, W.runs_per_gpu())   # runs_per_gpu > 1: runs share GPUs (see there)
+# At a scale on GPUs a model's evaluations run in one process, which loads it once (see there).
+share_evaluation_processes(workflow, W.on_gpus())
 EVAL_THREADS = W.eval_threads()
 WORKERS = W.workers()
 

@@ -2,8 +2,10 @@
 # STS12-16 "all", STS-B and SICK-R test, unsupervised; transfer, clustering, GLUE, ...) is named by its file
 # (sentaug.workflow.evaluations): one rule for a trained run's results and one for a pre-trained backbone's.
 # Every result of one model is a job of one of these two, the model in its wildcards (a run's paper, backbone,
-# method and seed; a backbone's origin and backbone) and the result in {evaluation}: a `group:` keyed by the
-# model's wildcards puts a model's evaluations in one cluster job.
+# method and seed; a backbone's origin and backbone) and the result in {evaluation}. At a scale on GPUs the jobs
+# of one model (these and the augmentation analyses) run their commands in one process, which loads the model
+# once (sentaug.evaluate.service; common.smk: share_evaluation_processes); on SLURM the profile's groups of
+# evaluation jobs run at once inside their SLURM job.
 
 
 rule evaluate_run:

@@ -97,7 +97,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from .evaluate.service import run as in_models_process
     from .job_server import forward
 
-    status = forward(sys.argv[1:])     # a local run's job server runs it with the heavy modules imported
+    status = in_models_process(sys.argv[1:], main)   # an evaluation: its model's one process (scales on GPUs)
+    if status is None:
+        status = forward(sys.argv[1:])     # a local run's job server runs it with the heavy modules imported
     sys.exit(main() if status is None else status)

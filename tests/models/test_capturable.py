@@ -59,3 +59,15 @@ def test_outputs_are_unchanged_and_a_later_forward_builds_no_host_tensor(patched
         with pytest.raises(AssertionError, match="rebuilt"):        # a new length builds its own, eagerly
             model(input_ids=ids[:, :9], attention_mask=mask[:, :9])
     assert torch.equal(first, expected) and torch.equal(again, expected)
+
+
+def test_one_query_length_against_two_key_lengths_gets_the_positions_of_each(patched):
+    """The key is both lengths: a query of 7 against keys of 7 and of 12 (as a decoder's or a cross-attention's
+    shapes would repeat the query length) gets each pair's own positions, not the first pair's again."""
+    original = patched.unmemoized
+    query = torch.zeros(1, 7, 4)
+    for k in (7, 12, 7):
+        key = torch.zeros(1, k, 4)
+        built = patched(query, key, bucket_size=8, max_position=64)
+        assert built.shape == original(query, key, bucket_size=8, max_position=64).shape
+        assert torch.equal(built, original(query, key, bucket_size=8, max_position=64)), k

@@ -5,6 +5,7 @@ table loader against benchmark JSON written here; the runtime of known jobs."""
 import copy
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -133,40 +134,75 @@ def test_glue_and_index_projections(times):
     # the batch-64 row) times the FLOPs per token ratio of length 128 to 32
     length_ratio = (2 * (4 * 768 ** 2 + 2 * 768 * 3072) + 4 * 128 * 768) / (2 * (4 * 768 ** 2 + 2 * 768 * 3072)
                                                                            + 4 * 32 * 768)
+    start = cost.EVALUATION_STARTUP_S              # not measured on this table's device: the estimate, 15 s
     glue = cost.project_glue(times, bert, ["CoLA", "MRPC"], None, rdrop=False)
-    assert glue.steps == 804 + 345 and glue.seconds == pytest.approx(30 + 1149 * 0.020 * length_ratio)
+    assert glue.steps == 804 + 345 and glue.seconds == pytest.approx(start + 1149 * 0.020 * length_ratio)
     assert cost.project_glue(times, bert, ["CoLA"], 20, rdrop=False).steps == 20
     index = cost.project_index(times, bert, "wiki1m_head")      # 11,914 lines at 0.1 ms, top-k ~ rows^2
-    assert index.seconds == pytest.approx(30 + 11_914 * 0.0001 + 60 * (11_914 / 1e6) ** 2)
+    assert index.seconds == pytest.approx(start + 11_914 * 0.0001 + 60 * (11_914 / 1e6) ** 2)
 
 
 def test_glue_and_evaluations_are_priced_from_their_own_measurements(times, paper):
-    """With a measured GLUE step, embedding rate and start-up (benchmarks/gpu_glue_eval.py), GLUE and the
-    evaluations are priced from them, measured; a training run keeps its own start-up."""
-    times.table.update({"glue": {"bert-base": {"ms": 10.0, "rdrop_ms": 18.0, "width": 128, "per_task_s": 5.0,
-                                               "rdrop_per_task_s": 6.0}},
-                        "embedding": {"ms_per_sentence": 0.05}, "startup": {"evaluation_s": 8.0}})
+    """With a measured GLUE step per bucket width, embedding rate and start-up (benchmarks/gpu_glue_eval.py), GLUE
+    and the evaluations are priced from them; each GLUE step at its bucket's width (the task's pairs by length,
+    workload.yaml's glue_lengths), an unmeasured width as StepTimes.glue_step says; a training run keeps its own
+    start-up."""
+    times.table.update({"glue": {"bert-base": {"ms": 12.0, "rdrop_ms": 24.0, "width": 128, "per_task_s": 5.0,
+                                               "rdrop_per_task_s": 6.0, "ms_by_width": {48: 6.0, 64: 8.0, 128: 12.0},
+                                               "rdrop_ms_by_width": {48: 12.0, 64: 16.0, 128: 24.0}}},
+                        "embedding": {"ms_per_sentence": 0.05}, "startup": {"evaluation_s": 8.0, "client_s": 0.5}})
     bert = {"arch": "bert", **BASE}
-    glue = cost.project_glue(times, bert, ["CoLA", "MRPC"], None, rdrop=False)     # 804 + 345 steps
-    assert glue.seconds == pytest.approx(8 + 2 * 5 + 1149 * 0.010) and glue.measured
-    rdrop = cost.project_glue(times, bert, ["CoLA", "MRPC"], None, rdrop=True)
-    assert rdrop.seconds == pytest.approx(8 + 2 * 6 + 1149 * 0.018) and rdrop.measured
-    # roberta-large: bert-base's step times the FLOPs per token at 128 tokens, 24 x 1024 against 12 x 768
+    # an epoch of each, by bucket width (glue_epoch: CoLA's pairs of at most 48 tokens in 4 buckets, MRPC's in 4):
+    # CoLA 268 steps, MRPC 115
+    assert cost.glue_epoch("CoLA")[0] == {8: 59, 16: 182, 24: 23, 48: 4}
+    assert cost.glue_epoch("MRPC")[0] == {48: 40, 64: 49, 80: 23, 104: 3}
+    # 3 epochs; below the smallest measured width its 6 ms (an upper bound), 80 and 104 between 64 and 128
+    cola = 3 * 268 * 6.0
+    mrpc = 3 * (40 * 6.0 + 49 * 8.0 + 23 * (8.0 + 4.0 * 16 / 64) + 3 * (8.0 + 4.0 * 40 / 64))
+    glue = cost.project_glue(times, bert, ["CoLA", "MRPC"], None, rdrop=False)
+    assert glue.steps == 3 * (268 + 115) and glue.seconds == pytest.approx(8 + 2 * 5 + (cola + mrpc) / 1000)
+    assert glue.basis == ["GLUE step of bert-base at widths 8, 16, 24: the smallest measured width's (48: "
+                          "launch-bound, an upper bound)",
+                          "GLUE step of bert-base at widths 80, 104: linear between the measured widths 64 and 128"]
+    rdrop = cost.project_glue(times, bert, ["CoLA", "MRPC"], None, rdrop=True)      # every step twice as long here
+    assert rdrop.seconds == pytest.approx(8 + 2 * 6 + 2 * (cola + mrpc) / 1000)
+    # in a model's process beside other evaluations: a client's start-up; max_steps in the epoch's proportions
+    shared = cost.project_glue(times, bert, ["MRPC"], 23, rdrop=False, startup=cost.SHARED)
+    assert shared.seconds == pytest.approx(0.5 + 5 + 23 * (40 * 6.0 + 49 * 8.0 + 23 * 9.0 + 3 * 10.5) / 115 / 1000)
+    # MNLI's lengths are an estimate (not in the mirror), and said so
+    assert any(s.startswith("MNLI: pair lengths estimated") for s in cost.project_glue(times, bert, ["MNLI"], None,
+                                                                                        False).sizes)
+    # roberta-large: bert-base's step times the FLOPs per token at each width, 24 x 1024 against 12 x 768
     large = {"arch": "roberta", "layers": 24, "hidden": 1024, "intermediate": 4096}
-    ratio = (24 * (2 * (4 * 1024 ** 2 + 2 * 1024 * 4096) + 4 * 128 * 1024)) / \
-        (12 * (2 * (4 * 768 ** 2 + 2 * 768 * 3072) + 4 * 128 * 768))
-    glue_large = cost.project_glue(times, large, ["MRPC"], None, rdrop=False)
-    assert glue_large.seconds == pytest.approx(8 + 5 + 345 * 0.010 * ratio)
-    assert glue_large.basis == [f"GLUE step of roberta-large from bert-base's: FLOPs per token ratio {ratio:.3f}"]
+    ratio = lambda w: (24 * (2 * (4 * 1024 ** 2 + 2 * 1024 * 4096) + 4 * w * 1024)) / \
+        (12 * (2 * (4 * 768 ** 2 + 2 * 768 * 3072) + 4 * w * 768))                     # noqa: E731
+    glue_large = cost.project_glue(times, large, ["RTE"], 10, rdrop=False)
+    rte = cost.glue_epoch("RTE")[0]
+    by_hand = sum(10 * n / 78 * ms * ratio(w) for w, n, ms in
+                  [(w, n, {48: 6.0, 64: 8.0, 88: 8.0 + 4.0 * 24 / 64, 128: 12.0}[w]) for w, n in rte.items()])
+    assert rte == {48: 26, 64: 22, 88: 10, 128: 20}
+    assert glue_large.seconds == pytest.approx(8 + 5 + by_hand / 1000)
+    assert "GLUE step of roberta-large from bert-base's: by the ratio of their FLOPs per token (at least of their " \
+        "layers)" in glue_large.basis
+    # a backbone measured at one width (DeBERTa-1.5B's 193 ms at 128): other widths in proportion to the tokens
+    times.table["shapes"]["deberta-48x1536"] = cost.workload()["shapes"]["deberta-v2-xxlarge"]
+    times.table["glue"]["deberta-48x1536"] = {"ms": 192.0, "width": 128, "ms_by_width": {128: 192.0}}
+    deberta = cost.project_glue(times, cost.workload()["shapes"]["deberta-v2-xxlarge"], ["RTE"], 78, rdrop=True)
+    assert deberta.seconds == pytest.approx(8 + 6 + sum(n * 2 * 192.0 * w / 128 for w, n in rte.items()) / 1000)
+    assert deberta.basis == ["R-drop's step as two of the measured GLUE steps (not measured with R-drop)",
+                             "GLUE step of deberta-48x1536 at widths 48, 64, 88: in proportion to the tokens from "
+                             "the measured 128",
+                             "a GLUE task's one-off seconds as bert-base's (not measured for deberta-48x1536)"]
     n, _ = cost._count("suite_sentences", "transfer")
     suite = cost.project_suite(times, bert, "transfer")
     assert suite.seconds == pytest.approx(8 + n * 0.05 / 1000)
+    assert cost.project_suite(times, bert, "transfer", cost.SHARED).seconds == pytest.approx(0.5 + n * 0.05 / 1000)
     # the index embeds in fp32: the STS-B dev evaluation's rate (0.1 ms a sentence), with the measured start-up
     index = cost.project_index(times, bert, "wiki1m_head")
     assert index.seconds == pytest.approx(8 + 11_914 * 0.0001 + 60 * (11_914 / 1e6) ** 2)
     spec = paper.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)
     assert cost.project_run(paper, spec, times, paper.config).parts["startup"] == cost.STARTUP_S
-    assert times.scaled(2.0).glue_step(bert, True).ms == 9.0          # the what-if speeds GLUE steps up too
+    assert times.scaled(2.0).glue_step(bert, True, 64).ms == 8.0      # the what-if speeds GLUE steps up too
     # without them: as before, and the basis says so
     for key in ("glue", "embedding", "startup"):
         del times.table[key]
@@ -175,28 +211,52 @@ def test_glue_and_evaluations_are_priced_from_their_own_measurements(times, pape
     assert "no evaluation embedding rate measured" in cost.project_suite(times, bert, "transfer").basis[-1]
 
 
+def test_an_epoch_of_glue_by_bucket_by_hand(monkeypatch):
+    """glue_epoch on lengths written out: 70 pairs of 8 tokens, 40 of 24 and 10 of 128; the buckets bucket_widths
+    picks (8, 24, 128: no padding at all) hold 2, 1 and 0 whole batches of 32; the remainders (6 of 8, 8 of 24,
+    10 of 128), pooled in bucket order, make one batch of 24 pairs padded to 128: 4 steps, as ceil(120 / 32)."""
+    monkeypatch.setitem(cost.workload(), "glue_train", {"X": {"n": 120, "basis": "measured"}})
+    monkeypatch.setitem(cost.workload(), "glue_lengths", {"X": {"basis": "measured", "counts": {8: 70, 24: 40,
+                                                                                                 128: 10}}})
+    cost.glue_epoch.cache_clear()
+    try:
+        assert cost.glue_epoch("X") == ({8: 2, 24: 1, 128: 1}, [])
+        assert cost.glue_task_steps("X", None) == ({8: 6, 24: 3, 128: 3}, [])       # 3 epochs
+        assert cost.glue_task_steps("X", 2) == ({8: 1.0, 24: 0.5, 128: 0.5}, [])    # in the epoch's proportions
+    finally:
+        cost.glue_epoch.cache_clear()
+
+
 def test_the_loader_reads_the_glue_and_evaluation_benchmark(tmp_path):
     training = {"args": {"size": "base", "length": "32"}, "versions": {"gpu": "NVIDIA X"},
                 "step": {"bert/b64": {"graph": {"median_step_ms": 9.5}}},
                 "dev_eval": {"n_sentences": 2909, "ours": {"median_ms": 300.0}, "best_checkpoint_write_ms": 400.0},
                 "knn": {"n": 1000, "torch_s": 2.0}}
-    new = {"median_ms_by_width": {"48": 4.0, "88": 6.5, "128": 9.0}, "one_off_s": 5.0, "step_path": {"path": "graph"}}
+    new = {"median_ms_by_width": {"48": 4.0, "88": 6.5, "128": 9.0}, "one_off_s": 5.0, "step_path": {"path": "graph"},
+           "steps_by_width": {"48": 100, "88": 100, "128": 100}, "wall_s": 10.0}
     glue_eval = {"args": {"size": "base"}, "versions": {"gpu": "NVIDIA X"},
                  "glue": {"task": "RTE", "rdrop_off": {"new": new},
                           "rdrop_on": {"new": {**new, "median_ms_by_width": {"64": 9.0, "128": 16.0},
                                                "one_off_s": 6.5}}},
                  "embedding": {"bf16": {"sentences_per_s": 20_000.0}, "fp32": {"sentences_per_s": 9_000.0}},
-                 "startup": {"bert-base": {"cold": {"total_s": 7.25}, "warm": {"total_s": 6.5}}}}
+                 "startup": {"bert-base": {"cold": {"total_s": 7.25, "client_total_s": 0.5},
+                                           "warm": {"total_s": 6.5, "client_total_s": 0.25}}}}
     files = [tmp_path / "gpu_training.json", tmp_path / "glue_eval.json"]
     for f, data in zip(files, [training, glue_eval]):
         f.write_text(json.dumps(data))
+    (tmp_path / "measured.yaml").write_text("commit: abc1234\ndate: '2026-11-20'\n")    # the folder's record
     table = table_from_benchmark(files)
-    assert table["glue"] == {"bert-base": {"ms": 9.0, "width": 128, "per_task_s": 5.0, "path": "graph",
-                                           "rdrop_ms": 16.0, "rdrop_per_task_s": 6.5, "task": "RTE",
-                                           "from": "glue_eval.json"}}
-    assert table["embedding"] == {"ms_per_sentence": 0.05, "precision": "bf16", "backbone": "bert-base",
-                                  "from": "glue_eval.json"}
-    assert table["startup"] == {"evaluation_s": 7.25, "from": "glue_eval.json"}     # the slower of the two
+    at = {"from": "glue_eval.json", "commit": "abc1234", "date": "2026-11-20"}
+    # a task's one-off work: its wall time beyond its steps, each at its width's median: 10 - 100 x 19.5 ms
+    assert table["glue"] == {"bert-base": {"ms": 9.0, "width": 128, "per_task_s": 8.05, "path": "graph",
+                                           "ms_by_width": {48: 4.0, 88: 6.5, 128: 9.0}, "rdrop_ms": 16.0,
+                                           "rdrop_per_task_s": 6.5, "rdrop_ms_by_width": {64: 9.0, 128: 16.0},
+                                           "task": "RTE", **at}}
+    assert table["embedding"] == {"ms_per_sentence": 0.05, "precision": "bf16", "backbone": "bert-base", **at}
+    assert table["startup"] == {"evaluation_s": 7.25, "client_s": 0.5}          # the slower of the two
+    assert table["measured"]["startup.evaluation_s"] == table["measured"]["startup.client_s"] == at
+    assert table["sources"] == {"glue_eval.json": {"commit": "abc1234", "date": "2026-11-20"},
+                                "gpu_training.json": {"commit": "abc1234", "date": "2026-11-20"}}
     assert yaml.safe_load(write_table(table, "x", tmp_path).read_text()) == table
     assert "glue" not in table_from_benchmark(files[:1])
 
@@ -216,9 +276,10 @@ def test_the_loader_keeps_the_fastest_trainer_path_and_says_which(tmp_path):
         f.write_text(json.dumps(data))
     table = table_from_benchmark(files)
     assert table["device"] == "NVIDIA X" and table["length"] == 32
-    assert table["steps"]["bert-base"][64] == {"ms": 9.5, "path": "graph", "from": "a.json"}   # not the reference
-    assert table["steps"]["roberta-base"][512] == {"ms": 70.0, "path": "ours", "from": "a.json"}
-    assert table["overhead"] == {"cards": {"ratio": 1.3, "at": "bert-base/64", "from": "b.json"}}
+    unknown = {"commit": "unknown", "date": "unknown"}     # nothing records them here
+    assert table["steps"]["bert-base"][64] == {"ms": 9.5, "path": "graph", "from": "a.json", **unknown}  # not the
+    assert table["steps"]["roberta-base"][512] == {"ms": 70.0, "path": "ours", "from": "a.json", **unknown}  # ref.
+    assert table["overhead"] == {"cards": {"ratio": 1.3, "at": "bert-base/64", "from": "b.json", **unknown}}
     assert table["evaluation"] == {"dev_ms": 300.0, "best_write_ms": 400.0, "dev_sentences": 2909, "knn_s": 2.0,
                                    "knn_rows": 1000}
     path = write_table(table, "x", tmp_path)
@@ -238,7 +299,8 @@ def test_the_loader_keeps_the_fastest_trainer_path_and_says_which(tmp_path):
     assert run_parts(log, 20, 40) == {"step_ms": 10.0, "dev_ms": 50.0, "checkpoint_ms": 1000.0, "evaluations": 2,
                                       "checkpoints": 1}
     table = table_from_benchmark([*files, tmp_path / "cal.json", tmp_path / "tiny.json", tmp_path / "run.json"])
-    assert table["settings"] == {"roberta-base/b512/L32/simcse": {"ms": 70.5, "path": "graph", "from": "cal.json"}}
+    assert table["settings"] == {"roberta-base/b512/L32/simcse": {"ms": 70.5, "path": "graph", "from": "cal.json",
+                                                                  **unknown}}
     assert table["startup"] == {"training_s": 14.5}
     assert (table["evaluation"]["dev_ms"], table["evaluation"]["checkpoint_ms"]) == (50.0, 1000.0)   # the lowest
     (tmp_path / "c.json").write_text(json.dumps({"dev_eval": second["dev_eval"]}))
@@ -246,35 +308,60 @@ def test_the_loader_keeps_the_fastest_trainer_path_and_says_which(tmp_path):
         table_from_benchmark([tmp_path / "c.json"])
 
 
+H200_FILES = ["h200-2026-11-26-run1/gpu_training.json", "h200-2026-11-26-run1/concurrency.json",
+              "h200-2026-11-26-run2/gpu_training_run2.json", "h200-2026-11-26-first/c_knn.json",
+              "h200-2026-11-27-paper-scale/call1/calibration.json",
+              "h200-2026-11-27-paper-scale/call2/calibration.json",
+              "h200-2026-11-27-paper-scale/call1/paper_run.json", "h200-2026-11-27-paper-scale/call1/glue_eval.json",
+              "h200-2026-11-27-paper-scale/call1/concurrency.json", "h200-2026-11-28-floor/call1/calibration.json",
+              "h200-2026-11-28-floor/call1/concurrency_mps.json", "h200-2026-11-28-floor/call2/concurrency_one.json"]
+
+
 def test_the_committed_h200_table_is_the_loaders_reading_of_the_gpu_figures():
     """The table is what the loader makes of the H200 runs kept in benchmarks/results: the graph step (the
-    default path; the compiled one, opt-in, left out), the overheads on the graph path, k runs per GPU, every
-    paper-scale setting timed at its real shape, the paper-length run's start-up, evaluations and checkpoints,
-    GLUE's step and the bf16 embedding rate."""
+    default path; the compiled one, opt-in, left out), the overheads on the graph path, the gain of 4 runs under
+    MPS against one steady run, every paper-scale setting timed at its real shape (the newest measurement of
+    each), the paper-length run's start-up, evaluations and checkpoints, GLUE's step per bucket width, DeBERTa's
+    captured GLUE step and the bf16 embedding rate; each figure with the commit and date it was measured at."""
     results = ROOT / "benchmarks/results"
-    paper = "h200-2026-11-27-paper-scale"
-    files = [results / f for f in ("h200-2026-11-26-run1/gpu_training.json", "h200-2026-11-26-run1/concurrency.json",
-                                   "h200-2026-11-26-run2/gpu_training_run2.json", "h200-2026-11-26-first/c_knn.json",
-                                   f"{paper}/call1/calibration.json", f"{paper}/call2/calibration.json",
-                                   f"{paper}/call1/paper_run.json", f"{paper}/call1/glue_eval.json",
-                                   f"{paper}/call1/concurrency.json")]
     committed = StepTimes.load("h200").table
-    made = table_from_benchmark(files, device_name=committed["device"], source=committed["source"])
+    made = table_from_benchmark([results / f for f in H200_FILES], device_name=committed["device"],
+                                source=committed["source"])
     assert made == committed
-    # run 1's graph step (12.521 ms) beats run 2's (12.632); run 2's compiled 10.043 ms is opt-in, not priced
-    assert committed["steps"]["bert-base"][64] == {"ms": 12.521, "path": "graph", "from": "gpu_training.json"}
-    assert committed["steps"]["roberta-base"][512] == {"ms": 69.135, "path": "graph", "from": "gpu_training.json"}
+    # run 1's graph step (12.521 ms) beats run 2's (12.632), the same code and date; run 2's compiled 10.043 ms
+    # is opt-in, not priced
+    assert committed["steps"]["bert-base"][64] == {"ms": 12.521, "path": "graph",
+                                                   "from": "h200-2026-11-26-run1/gpu_training.json",
+                                                   "commit": "21dcf42", "date": "2026-11-26"}
     # CARDS over SimCSE on the graph path: 16.995 / 12.515 ms (run 1's overhead section)
     assert committed["overhead"]["cards"]["ratio"] == round(16.995 / 12.515, 3) == 1.358
-    # runs per hour of 4 runs over one, under MPS: 4 x 4.67 s / the 4 runs' mean train_seconds (200 steps each)
-    assert committed["sharing"][4] == round(4 * 4.67 / ((8.97 + 8.56 + 8.85 + 9.02) / 4), 2) == 2.11
+    # 4 runs under MPS against ONE STEADY run (steps 100-690, 2026-11-28): 92.37 / 67.08 steps/s; the runs of
+    # 2026-11-26/27, whose one-run window held the capture and the final evaluation, are left out
+    assert committed["sharing"] == {"bert-base/b64/L32/simcse": {4: {
+        "gain": round(92.37 / 67.08, 2), "mps": True, "steps_per_s": 92.37, "one_steady_run_steps_per_s": 67.08,
+        "window_from_step": 100, "from": "h200-2026-11-28-floor/call1/concurrency_mps.json / "
+                                         "h200-2026-11-28-floor/call2/concurrency_one.json",
+        "commit": "23998d9", "date": "2026-11-28"}}} and round(92.37 / 67.08, 2) == 1.38
     assert committed["evaluation"]["best_snapshot_ms"] == 4.268
-    # 25 of the bill's 30 settings, e.g. the leaderboard's SimCSE on BERT-base at batch 64 (call 2)
+    # 25 of the bill's 30 settings: 17 timed on 2026-11-28 (23998d9), the other 8 from 2026-11-27 (6f2c2fc); a
+    # setting timed on both days is priced from the newer
     assert len(committed["settings"]) == 25
-    assert committed["settings"]["bert-base-uncased/b64/L32/simcse"] == {"ms": 12.511, "path": "graph",
-                                                                         "from": "calibration.json"}
+    dates = [row["date"] for row in committed["settings"].values()]
+    assert (dates.count("2026-11-28"), dates.count("2026-11-27")) == (17, 8)
+    assert committed["settings"]["roberta-base/b512/L32/simcse"] == {
+        "ms": 68.956, "path": "graph", "from": "h200-2026-11-28-floor/call1/calibration.json", "commit": "23998d9",
+        "date": "2026-11-28"}                                  # not 2026-11-27's 68.748
+    assert committed["settings"]["bert-base-uncased/b64/L32/simcse"]["commit"] == "6f2c2fc"    # not reached 11-28
+    # DeBERTa-1.5B's GLUE step, captured as a CUDA graph; RTE's per width on BERT-base, a task's one-off work its
+    # wall time beyond its steps at their widths' medians: 3.75 s - (24 x 7.574 + 14 x 8.286 + 6 x 9.619 + 14 x
+    # 11.728) ms
+    assert committed["glue"]["deberta-48x1536"]["ms_by_width"] == {128: 193.454}
+    assert committed["glue"]["bert-base"]["per_task_s"] == round(3.75 - (24 * 7.574 + 14 * 8.286 + 6 * 9.619
+                                                                         + 14 * 11.728) / 1000, 2) == 3.23
     # the paper-length run: 235.1 s end to end, 220.68 s of them in its loop
     assert committed["startup"]["training_s"] == 14.4 == round(235.1 - 220.68, 1)
+    assert committed["measured"]["startup.training_s"]["commit"] == "6f2c2fc"
+    assert set(committed["sources"]) == set(H200_FILES)
 
 
 def test_backbones_of_one_shape_share_their_measured_batches():
@@ -348,8 +435,8 @@ def test_the_bill_of_a_table_prices_every_job_of_its_dag(tmp_path, test_device):
     # step, VaSCL's x 1.1; 2 dev evaluations of (0.4 + 0.5 s) x 2/12; 30 s to start
     simcse, vascl = 30 + 6 * 0.005 + 2 * 0.9 / 6, 30 + 6 * 0.0055 + 2 * 0.9 / 6
     # four STS evaluations of the runs and one of the untrained backbone (avg): 26,973 sentences at
-    # 0.1 ms x 2/12, 30 s to start
-    sts = 30 + 26_973 * 0.0001 / 6
+    # 0.1 ms x 2/12, 15 s to start (each in a process of its own: a scale on CPUs)
+    sts = cost.EVALUATION_STARTUP_S + 26_973 * 0.0001 / 6
     row = target_rows(bill)[0]
     assert (row["runs"], row["new"], row["built"], row["steps"]) == (4, 4, 0, 24)
     assert row["train_h"] == pytest.approx((2 * simcse + 2 * vascl) / 3600)
@@ -365,6 +452,134 @@ def test_the_bill_of_a_table_prices_every_job_of_its_dag(tmp_path, test_device):
     assert hours("train", method="simcse") == pytest.approx([simcse / 3600] * 2)
     assert hours("train", method="vascl", seed="2") == pytest.approx([vascl / 3600])
     assert hours("eval") == pytest.approx([sts / 3600] * 5) and hours("glue") == []
+
+
+GLUE_ROW = {"ms": 12.0, "rdrop_ms": 21.0, "width": 128, "ms_by_width": {8: 12.0, 128: 12.0},
+            "rdrop_ms_by_width": {8: 21.0, 128: 21.0}, "per_task_s": 5.0, "rdrop_per_task_s": 7.0, "commit": "old",
+            "date": "2026-11-01"}
+
+
+@pytest.fixture
+def glue_device(tmp_path, monkeypatch):
+    """TABLE with a GLUE step (the same at every width: 12 ms, 21 ms with R-drop), measured at commit `old`, whose
+    GLUE code changed since (sentaug.workflow.freshness answers so here), as the table of device `gluegpu`."""
+    from sentaug.workflow import freshness, step_times
+
+    folder = tmp_path / "step_times"
+    write_table({**copy.deepcopy(TABLE), "glue": {"bert-base": dict(GLUE_ROW)}}, "gluegpu", folder)
+    monkeypatch.setattr(step_times, "TABLES", folder)
+    monkeypatch.setattr(freshness, "changed_since", lambda commit, kind: {"old": ("src/sentaug/train/step.py",),
+                                                                          "new": ()}.get(commit))
+    return "gluegpu"
+
+
+def _glue_bill(tmp_path, device, **demo):
+    from sentaug.workflow.bill import compute_bill
+    from tests.workflow_runs import demo_override
+
+    results = tmp_path / "results"
+    override = demo_override(tmp_path / "override.yaml", results, **demo)
+    return compute_bill([f"{results}/tables/cards/table6.tex"], device=device,
+                        configfiles=[ROOT / "config.yaml", override])
+
+
+# CARDS Table 6 at demo scale, by hand: GLUE fine-tuning of the pre-trained stand-in (tiny-roberta, 2 layers:
+# bert-base's GLUE step x 2/12, the layer ratio) plain, with R-drop, and with R-drop and switch-case: 3 jobs of
+# the 8 GLUE tasks x 20 steps (demo's --max-steps) each, every task's one-off work, one start-up each
+GLUE_STEPS = 8 * 20
+PLAIN = cost.EVALUATION_STARTUP_S + 8 * 5.0 + GLUE_STEPS * 12.0 * 2 / 12 / 1000        # 15 + 40 + 0.32 s
+RDROP = cost.EVALUATION_STARTUP_S + 8 * 7.0 + GLUE_STEPS * 21.0 * 2 / 12 / 1000        # 15 + 56 + 0.56 s
+
+
+def test_the_bill_of_glue_fine_tuning_is_the_hand_computed_one(tmp_path, glue_device):
+    """A target with GLUE priced against hours worked out by hand (above): each job, the bill's row, the report's
+    data; and what prices them: the GLUE figures measured on code changed since, the start-ups estimated."""
+    from sentaug.workflow.bill import format_bill, target_rows
+    from sentaug.workflow.report_data import projected_jobs
+
+    bill = _glue_bill(tmp_path, glue_device)
+    glue = {j.wildcards["evaluation"].split("/")[0]: j for j in bill.jobs.values() if j.kind == "glue"}
+    assert sorted(glue) == ["glue", "glue~rdrop=1.0", "glue~rdrop=1.0~switch_case=0.1"]
+    assert [glue[k].projection.steps for k in sorted(glue)] == [GLUE_STEPS] * 3
+    assert glue["glue"].projection.seconds == pytest.approx(PLAIN)
+    assert glue["glue~rdrop=1.0"].projection.seconds == pytest.approx(RDROP)
+    assert glue["glue~rdrop=1.0~switch_case=0.1"].projection.seconds == pytest.approx(RDROP)
+    row = target_rows(bill)[0]
+    assert row["glue_h"] == pytest.approx((PLAIN + 2 * RDROP) / 3600)
+    assert (row["runs"], row["train_h"], row["eval_h"]) == (0, 0, 0)
+    assert row["total_h"] == pytest.approx((PLAIN + 2 * RDROP) / 3600)
+    hours = [j["hours"] for j in projected_jobs(bill) if j["kind"] == "glue"]
+    assert sorted(hours) == pytest.approx(sorted([PLAIN / 3600, RDROP / 3600, RDROP / 3600]))
+    assert sum(j["hours"] for j in projected_jobs(bill)) == pytest.approx(row["total_h"])
+    # the start-ups (15 s each) are estimates; the rest rests on GLUE figures of commit `old`
+    p = bill.provenance()
+    start = 3 * cost.EVALUATION_STARTUP_S / 3600
+    assert (p["estimated"], p["older"], p["current"]) == pytest.approx((start, row["glue_h"] - start, 0.0))
+    assert p["older_by"] == pytest.approx({("glue", "old", "2026-11-01"): row["glue_h"] - start})
+    text = format_bill(bill)
+    assert "from glue figures measured at old (2026-11-01); changed since: src/sentaug/train/step.py" in text
+
+
+def test_a_models_evaluations_start_once_at_a_scale_on_gpus(tmp_path, glue_device):
+    """At a scale on GPUs a model's evaluations run in one process (sentaug.evaluate.service): the three GLUE
+    jobs of the one pre-trained model start it once (the first by its key, the plain one), the others as
+    clients of it."""
+    bill = _glue_bill(tmp_path, glue_device, train_resources={"gpu": 1})
+    glue = {j.wildcards["evaluation"].split("/")[0]: j.projection.seconds for j in bill.jobs.values()
+            if j.kind == "glue"}
+    client = cost.CLIENT_STARTUP_S
+    assert glue == pytest.approx({"glue": PLAIN, "glue~rdrop=1.0": RDROP - cost.EVALUATION_STARTUP_S + client,
+                                  "glue~rdrop=1.0~switch_case=0.1": RDROP - cost.EVALUATION_STARTUP_S + client})
+
+
+def test_runs_sharing_a_gpu_gain_only_what_was_measured_for_their_shape(paper):
+    """The H200's one steady gain: 4 SimCSE runs of a 12 x 768 backbone at batch 64 and length 32 under MPS,
+    x1.38; a run of that shape whose step does more (a retrieved negative), or of another batch, gains none."""
+    h200 = StepTimes.load("h200")
+    gain = lambda backbone, method, k=4: cost.sharing_gain(h200, paper.config, paper.run_spec(        # noqa: E731
+        "leaderboard" if backbone != "roberta-base" else "cards", backbone, method, 42), k)[0]
+    assert paper.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)["batch_size"] == 64
+    assert gain("bert-base-uncased", "simcse") == 1.38 and gain("bert-base-uncased", "simcse", 2) == 1.0
+    assert gain("bert-base-uncased", "simcse", 1) == 1.0
+    assert gain("bert-base-uncased", "simcse_retrieval") == 1.0
+    spec = paper.run_spec("cards", "roberta-base", "cards", 42)
+    assert spec["batch_size"] != 64 and gain("roberta-base", "cards") == 1.0
+    cfg = copy.deepcopy(paper.config)
+    cfg["scales"]["paper"]["runs_per_gpu"] = 4
+    shared = Workflow(cfg, results="/nonexistent")
+    projection = cost.project_run(shared, shared.run_spec("leaderboard", "bert-base-uncased", "simcse", 42), h200,
+                                  cfg)
+    assert shared.train_runtime("leaderboard", "bert-base-uncased", "simcse", 42) == \
+        cost.train_runtime_minutes(projection, 4, 1.38)
+
+
+def test_a_figure_is_current_when_the_code_it_times_is_unchanged(monkeypatch):
+    """sentaug.workflow.freshness: a figure measured at a commit is current when git finds no difference in the
+    paths of its kind between that commit and the checkout; a commit not recorded or unknown to git cannot be
+    checked (not current)."""
+    from sentaug.workflow import freshness
+    from sentaug.workflow.step_times import Source
+
+    calls = []
+
+    def git(*args):
+        calls.append(args)
+        if args[0] == "cat-file":
+            return "" if args[2].startswith(("aaa", "bbb")) else None
+        return {"aaa": "", "bbb": "src/sentaug/models/encoder.py\nsrc/sentaug/workflow/cost.py\n"}[args[2]]
+
+    monkeypatch.setattr(freshness, "_git", git)
+    freshness.changed_since.cache_clear()
+    try:
+        assert freshness.is_current(Source("step", "train", "aaa"))
+        assert freshness.changed_since("bbb", "train") == ("src/sentaug/models",)       # the workflow: no matter
+        assert freshness.changed_since("bbb", "index") == ("src/sentaug/models",)
+        assert not freshness.is_current(Source("step", "train", "bbb"))
+        assert freshness.changed_since("ccc", "train") is None and freshness.changed_since("unknown", "glue") is None
+        assert "cannot be checked" in freshness.why_not_current(Source("step", "train", "ccc"))
+        assert ("diff", "--name-only", "bbb", "--", *freshness.CODE["train"]) in calls
+    finally:
+        freshness.changed_since.cache_clear()
 
 
 def test_bad_targets_and_devices_are_named(tmp_path, test_device, capsys):
@@ -434,3 +649,27 @@ def test_the_measured_work_sizes_are_the_datas(mirror):
     measured = {(table, key) for table in ("examples", "glue_train", "suite_sentences")
                 for key, entry in w[table].items() if entry["basis"] == "measured"}
     assert measured == set(counted)
+
+
+@pytest.mark.mirror
+def test_the_measured_glue_lengths_are_the_datas(mirror):
+    """workload.yaml's `measured` glue_lengths, recounted from the mirror's training sets as
+    benchmarks/glue_lengths.py counts them (roberta-base's tokenizer, as `sentaug evaluate glue` encodes pairs)."""
+    import sys
+
+    from transformers import AutoTokenizer
+
+    from sentaug.evaluate.glue import read_glue
+
+    models = Path(os.environ.get("SENTAUG_MODEL_MIRROR") or ROOT.parent / "shared/models") / "roberta-base-tokenizer"
+    if not models.is_dir():
+        pytest.skip(f"needs {models}")
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import glue_lengths
+
+    tok = AutoTokenizer.from_pretrained(models)
+    entries = cost.workload()["glue_lengths"]
+    for task in (t for t, e in entries.items() if isinstance(e, dict) and e["basis"] == "measured"):
+        split = read_glue(mirror, task, "train")
+        counted = glue_lengths.histogram(glue_lengths.lengths(tok, split.text_a, split.text_b))
+        assert {int(w): n for w, n in entries[task]["counts"].items()} == counted, task

@@ -1,4 +1,5 @@
-"""Training runs sharing GPUs: what Snakemake is asked in each place a job passes through (`share_gpus`)."""
+"""Training runs sharing GPUs (`share_gpus`) and a model's evaluations sharing one process
+(`share_evaluation_processes`): what Snakemake is asked in each place a job passes through."""
 from __future__ import annotations
 
 import os
@@ -45,3 +46,29 @@ def share_gpus(workflow, runs_per_gpu: int, rule: str = "train"):
         return rule
 
     return group
+
+
+# The rules whose jobs run `sentaug evaluate <suite> --model ...` (sentaug.workflow.jobs names their model).
+EVALUATION_RULES = ("evaluate_run", "evaluate_pretrained", "augmentation_analysis_run",
+                    "augmentation_analysis_pretrained")
+# Jobs of a group that may run at once inside one SLURM job (the cores the group asked for bound them too).
+GROUP_JOBS_AT_ONCE = 64
+
+
+def share_evaluation_processes(workflow, on_gpus: bool) -> bool:
+    """At a scale on GPUs the evaluations of one model run in one process (sentaug.evaluate.service), which
+    loads the model once: its jobs are told so through the environment they inherit (locally, and in a SLURM
+    job, where Snakemake reads the Snakefile again). Inside a SLURM job of a group of evaluations
+    (profiles/slurm) the jobstep executor would run the group's jobs one after another, each in an `srun` step
+    holding the GPU (as for training, `share_gpus`): there the evaluation rules are made local, so that the
+    group's jobs run at once in the SLURM job, on its GPU, and those of one model share its process. Returns
+    whether the jobs share processes."""
+    from ..evaluate.service import ENV
+
+    if not on_gpus:
+        return False
+    os.environ[ENV] = "1"
+    if workflow.remote_exec:
+        workflow.localrules(*EVALUATION_RULES)
+        workflow.register_resource("_nodes", max(GROUP_JOBS_AT_ONCE, workflow.global_resources.get("_nodes") or 0))
+    return True

@@ -4,6 +4,13 @@
 step-time table: training runs, GLUE fine-tuning, evaluation suites, analyses and retrieval indexes. Jobs already
 built (Snakemake would not rerun them) are listed apart, with what their runs actually took (`train_seconds` in
 each run's train_summary.json).
+
+At a scale on GPUs the evaluations of one model run in one process (sentaug.evaluate.service): the bill counts
+its start-up once per model, the model's first new job (by its key) starting it and the others as clients.
+Training runs sharing GPUs (`runs_per_gpu`) are counted at the measured gain of their shape against one steady
+run (StepTimes.sharing; none where none was measured). The bill says which share of the new device-hours is
+priced from figures measured on the code that runs, from figures older than it (sentaug.workflow.freshness
+states the rule), and from estimates.
 """
 from __future__ import annotations
 
@@ -18,7 +25,7 @@ import yaml
 
 from .. import config as sc
 from ..choices import Mistake, unknown
-from . import cost
+from . import cost, freshness
 from .jobs import GPU_KINDS, TRAIN, rule_kind
 from .planned import PlannedJob, planned_and_new
 from .step_times import StepTimes, known_devices
@@ -36,6 +43,13 @@ class JobCost:
     projection: cost.Projection | None = None
     actual_s: float | None = None               # what a built job took (_actual)
     actual_device: str | None = None
+    gain: float = 1.0                           # a training run's measured gain of sharing a GPU (runs_per_gpu)
+    gain_source: object = None                  # the figure of that gain (step_times.Source)
+
+    @property
+    def hours(self) -> float:
+        """Its projected device-hours: a training run's with its gain of sharing a GPU."""
+        return 0.0 if self.projection is None else self.projection.seconds / 3600 / self.gain
 
     @property
     def wildcards(self) -> dict[str, str]:
@@ -50,18 +64,44 @@ class Bill:
     targets: dict[str, list[str]]               # target -> keys of the jobs it needs
     jobs: dict[str, JobCost]
     runs_per_gpu: int = 1
-    sharing: float = 1.0
     speedup: float = 1.0
     notes: list[str] = field(default_factory=list)
     paths: object = None                        # the workflow's sentaug.workflow.Workflow
 
     def total(self, keys, kind: str | None = None, built: bool | None = None) -> float:
-        return sum(j.projection.seconds for j in (self.jobs[k] for k in keys) if j.projection is not None
-                   and (kind is None or j.kind == kind) and (built is None or j.built == built)) / 3600
+        """Device-hours of the jobs `keys` (of one column, built or not), training runs with their gain of
+        sharing GPUs."""
+        return sum(j.hours for j in (self.jobs[k] for k in keys) if j.projection is not None
+                   and (kind is None or j.kind == kind) and (built is None or j.built == built))
 
     def training_hours(self, keys, built: bool = False) -> float:
         """Device-hours of the training runs, with the measured gain of sharing GPUs (1 when not measured)."""
-        return self.total(keys, "train", built) / self.sharing
+        return self.total(keys, "train", built)
+
+    def provenance(self) -> dict:
+        """The new device-hours by what prices them (module docstring): `current` (figures measured on the code
+        that runs: sentaug.workflow.freshness), `older` (at least one figure measured on older code; by figure
+        kind, commit and the paths changed since: `older_by`), `estimated` (no measurement), and `total`."""
+        out = {"current": 0.0, "older": 0.0, "estimated": 0.0, "total": 0.0, "older_by": defaultdict(float)}
+        for j in self.jobs.values():
+            if j.kind not in GPU_KINDS or j.built or j.projection is None:
+                continue
+            old_gain = j.gain != 1.0 and j.gain_source is not None and not freshness.is_current(j.gain_source)
+            for _, seconds, sources in j.projection.pieces:
+                hours = seconds / 3600 / j.gain
+                out["total"] += hours
+                if sources is None:
+                    out["estimated"] += hours
+                    continue
+                old = [x for x in sources if not freshness.is_current(x)] + ([j.gain_source] if old_gain else [])
+                if not old:
+                    out["current"] += hours
+                    continue
+                out["older"] += hours
+                first = old[0]
+                out["older_by"][(first.kind, first.commit, first.date)] += hours
+        out["older_by"] = dict(out["older_by"])
+        return out
 
 
 def snakefile_config(workdir: Path, configfiles=(), overrides: dict | None = None) -> dict:
@@ -117,9 +157,9 @@ def _target_jobs(jobs: list[PlannedJob], target: str, workdir: Path) -> list[Pla
     return list(needed.values())
 
 
-def _price(job: PlannedJob, W, times: StepTimes) -> tuple[str, cost.Projection | None]:
+def _price(job: PlannedJob, W, times: StepTimes, startup: str = cost.OWN) -> tuple[str, cost.Projection | None]:
     kind = rule_kind(job.rule)
-    return kind.price(W, job.wildcards, times) if kind.price else ("cpu", None)
+    return kind.price(W, job.wildcards, times, startup) if kind.price else ("cpu", None)
 
 
 def _actual(job: PlannedJob, kind: str, workdir: Path) -> tuple[float | None, str | None]:
@@ -158,27 +198,66 @@ def compute_bill(targets: list[str], scale: str | None = None, device: str | Non
         raise ValueError(unknown("device", device, known_devices(), f" ({where.rstrip('; ')})" if where else ""))
     times = StepTimes.load(device).scaled(speedup)
     dag, new = _dag(targets, configfiles, overrides, workdir)
-    jobs, bill_targets = {}, {}
+    needed_by, every = {}, {}
     for target in targets:
         needed = _target_jobs(dag, target, workdir)
         if not needed:
             raise ValueError(f"unknown target '{target}': no job of the DAG makes it")
-        for job in needed:
-            if job.key not in jobs:
-                kind, projection = _price(job, W, times)
-                built = job.key not in new
-                actual, actual_device = _actual(job, kind, workdir) if kind in GPU_KINDS and built else (None, None)
-                jobs[job.key] = JobCost(kind, job.rule, job.key, built, projection, actual, actual_device)
-        bill_targets[target] = [job.key for job in needed]
+        needed_by[target] = [job.key for job in needed]
+        every.update({job.key: job for job in needed})
+    startups = evaluation_startups(W, every.values(), new)
     k = W.runs_per_gpu()
-    sharing = times.sharing(k) if sharing_gain is None else sharing_gain
-    notes = [] if k == 1 or sharing != 1.0 else [
-        f"runs_per_gpu {k}: the gain of {k} runs sharing a GPU is not measured on {times.device}: counted as none"]
+    jobs = {}
+    for key, job in every.items():
+        kind, projection = _price(job, W, times, startups.get(key, cost.OWN))
+        built = key not in new
+        actual, actual_device = _actual(job, kind, workdir) if kind in GPU_KINDS and built else (None, None)
+        jobs[key] = JobCost(kind, job.rule, key, built, projection, actual, actual_device)
+        if kind == TRAIN and (k > 1 or sharing_gain is not None):
+            w = job.wildcards
+            spec = W.run_spec(w["paper"], w["backbone"], w["method"], int(w["seed"]))
+            gain, source = cost.sharing_gain(times, W.config, spec, k) if sharing_gain is None else (1.0, None)
+            jobs[key].gain, jobs[key].gain_source = (gain, source) if sharing_gain is None else (sharing_gain, None)
+    notes = sharing_notes(jobs, k, times) if sharing_gain is None else []
     if speedup != 1.0:
         notes.append(f"what-if: every training and GLUE step {speedup:g}x faster than measured")
     if sharing_gain is not None:
         notes.append(f"what-if: runs sharing GPUs train {sharing_gain:g}x the runs per hour of one run alone")
-    return Bill(W.scale, times, bill_targets, jobs, k, sharing, speedup, notes, W)
+    return Bill(W.scale, times, needed_by, jobs, k, speedup, notes, W)
+
+
+def evaluation_startups(W, jobs, new: set[str]) -> dict[str, str]:
+    """Which new jobs start their model's evaluation process and which start as its clients (cost.OWN, SHARED):
+    at a scale on GPUs the jobs of a rule that names its model (jobs.JobKind.model) run their commands in the
+    model's one process (sentaug.evaluate.service), whose start-up the model's first new job (by key) is
+    counted with. Elsewhere every job starts its own process."""
+    if not W.on_gpus():
+        return {}
+    seen, out = set(), {}
+    for job in sorted(jobs, key=lambda j: j.key):
+        model = rule_kind(job.rule).model
+        if model is None or job.key not in new:
+            continue
+        folder = model(W, job.wildcards)
+        out[job.key] = cost.SHARED if folder in seen else cost.OWN
+        seen.add(folder)
+    return out
+
+
+def sharing_notes(jobs: dict, k: int, times: StepTimes) -> list[str]:
+    """What the bill counts of `k` runs sharing a GPU: the measured gain of each shape, none for the others."""
+    if k == 1:
+        return []
+    runs = [j for j in jobs.values() if j.kind == TRAIN and not j.built]
+    gaining = defaultdict(int)
+    for j in runs:
+        if j.gain != 1.0:
+            gaining[(j.gain_source.figure, j.gain)] += 1
+    said = [f"{n} runs at x{gain:g} ({figure}, measured against one steady run)" for (figure, gain), n in
+            sorted(gaining.items())]
+    rest = len(runs) - sum(gaining.values())
+    return [f"runs_per_gpu {k}: " + "; ".join([*said, f"{rest} runs at none (no steady gain measured for their "
+                                                       f"shape on {times.device})"])]
 
 
 def _h(seconds_or_hours: float) -> str:
@@ -207,12 +286,12 @@ def setting_rows(bill: Bill) -> list[dict]:
     for j in bill.jobs.values():
         if j.kind == "train" and not j.built:
             w = j.wildcards
-            groups[(w["backbone"], j.projection.steps, round(j.projection.parts["step_ms"], 1))].append(j)
+            groups[(w["backbone"], j.projection.steps, round(j.projection.parts["step_ms"], 1), j.gain)].append(j)
     rows = []
-    for (backbone, steps, step_ms), js in sorted(groups.items(), key=lambda kv: (-sum(j.projection.seconds
-                                                                                    for j in kv[1]), kv[0])):
-        rows.append({"backbone": backbone, "steps": steps, "step_ms": step_ms, "runs": len(js),
-                     "h_per_run": js[0].projection.seconds / 3600, "h": sum(j.projection.seconds for j in js) / 3600,
+    for (backbone, steps, step_ms, gain), js in sorted(groups.items(), key=lambda kv: (-sum(j.hours for j in kv[1]),
+                                                                                       kv[0])):
+        rows.append({"backbone": backbone, "steps": steps, "step_ms": step_ms, "runs": len(js), "gain": gain,
+                     "h_per_run": js[0].hours, "h": sum(j.hours for j in js),
                      "measured": sum(j.projection.measured for j in js)})
     return rows
 
@@ -235,16 +314,29 @@ def format_bill(bill: Bill, runs: bool = False) -> str:
             basis = "measured" if s["measured"] == s["runs"] else (
                 "extrapolated" if not s["measured"] else f"{s['measured']} measured, the rest extrapolated")
             out.append(f"  {s['backbone']:<26} {s['steps']:>8,} {s['step_ms']:>8.1f} {s['runs']:>5} "
-                       f"{s['h_per_run']:>7.3f} {s['h']:>8.2f}  {basis}")
+                       f"{s['h_per_run']:>7.3f} {s['h']:>8.2f}  {basis}"
+                       + (f", {bill.runs_per_gpu} per GPU at x{s['gain']:g}" if s["gain"] != 1 else ""))
     parts = defaultdict(float)
     for j in bill.jobs.values():
         if j.kind == "train" and not j.built:
             for name in ("steps", "dev", "checkpoints", "startup"):
-                parts[name] += j.projection.parts[name] / 3600 / bill.sharing
+                parts[name] += j.projection.parts[name] / 3600 / j.gain
     if parts:
+        shared = any(j.gain != 1 for j in bill.jobs.values() if j.kind == "train")
         out += ["", f"Training hours: steps {parts['steps']:.2f}, dev evaluations and best-model writes "
                     f"{parts['dev']:.2f}, checkpoints {parts['checkpoints']:.2f}, start-up {parts['startup']:.2f}"
-                + (f" (with the sharing gain {bill.sharing:g})" if bill.sharing != 1 else "")]
+                + (" (with the measured gains of sharing GPUs)" if shared else "")]
+    glue = [j for j in bill.jobs.values() if j.kind == "glue" and not j.built]
+    evals = [j for j in bill.jobs.values() if j.kind == "eval" and not j.built]
+    if glue or evals:
+        def part(js, name):
+            return sum(seconds for j in js for n, seconds, _ in j.projection.pieces if n == name) / 3600
+
+        starts = sum(1 for j in glue + evals if j.projection.parts.get("startup", 0) > cost.startup_s(t, "client"))
+        out += [f"GLUE hours: steps {part(glue, 'steps'):.2f} (each at its bucket width), the tasks' one-off work "
+                f"{part(glue, 'tasks_once'):.2f}, start-up {part(glue, 'startup'):.2f}; evaluation hours: start-up "
+                f"{part(evals, 'startup'):.2f}, the rest embedding ({len(glue) + len(evals)} jobs in {starts} "
+                f"processes of their own)"]
     cpu = defaultdict(int)
     for j in bill.jobs.values():
         if j.kind == "cpu" and not j.built:
@@ -256,6 +348,7 @@ def format_bill(bill: Bill, runs: bool = False) -> str:
     out += ["", f"Extrapolated: {extrapolated / total:.0%} of the new device-hours (the rest priced from measured "
                 f"step times and start-ups); sizes estimated or upper bounds (caches not built yet): "
                 f"{bounded / total:.0%}" if total else "Nothing new to run on the device.",
+            *(provenance_lines(bill) if total else []),
             "Not in device-hours: the CPU jobs (" + ", ".join(f"{n} {r}" for r, n in sorted(cpu.items())) + ")"
             if cpu else "", "and the suites' classifiers and K-means (CPU). Evaluations: their embeddings only.",
             *[f"Note: {n}" for n in bill.notes]]
@@ -270,6 +363,23 @@ def format_bill(bill: Bill, runs: bool = False) -> str:
                            f"{actual}" + (f"  [{'; '.join(p.basis)}]" if p.basis else "  [measured]")
                            + (f"  sizes: {'; '.join(p.sizes)}" if p.sizes else ""))
     return "\n".join(line for line in out if line is not None)
+
+
+def provenance_lines(bill: Bill) -> list[str]:
+    """What prices the new device-hours: figures measured on the code that runs, older figures (which, and what
+    changed since), estimates (Bill.provenance; the rule: sentaug.workflow.freshness)."""
+    p = bill.provenance()
+    if not p["total"]:
+        return []
+    share = lambda h: f"{h / p['total']:.0%}"      # noqa: E731
+    lines = [f"Measured on the code that runs ({freshness.head()}): {share(p['current'])} of the new device-hours; "
+             f"priced from figures measured on older code: {share(p['older'])}; from estimates: "
+             f"{share(p['estimated'])} (not measured at the current code: {share(p['older'] + p['estimated'])})"]
+    for (kind, commit, date), hours in sorted(p["older_by"].items(), key=lambda kv: -kv[1]):
+        changed = freshness.changed_since(commit, kind)
+        why = "cannot be checked" if changed is None else "changed since: " + ", ".join(changed)
+        lines.append(f"  {hours:.2f} h from {kind} figures measured at {commit} ({date}); {why}")
+    return lines
 
 
 def add_cost_command(sub) -> None:

@@ -4,11 +4,21 @@ write: `benchmarks/gpu_training.py` (the SimCSE step, methods' overheads, the de
 `gpu_paper_run.py` (a paper-length run) and `gpu_glue_eval.py` (GLUE's step, the embedding rate, the start-up).
 
     python -m sentaug.workflow.calibration --device h200 A.json B.json ...   # -> resources/step_times/h200.yaml
+
+Every figure keeps where it was measured: its file (`from`, relative to benchmarks/results), the commit of the code
+that ran and the date (`commit`, `date`; `measured` for the scalar sections `evaluation` and `startup`), and the
+table lists each file read with its commit and date (`sources`). The commit is, in this order: the `measured.yaml`
+of the file's folder or a folder above it (a record written where the JSON's own is missing or wrong), the
+calibration's `settings_commit`, the benchmark's `versions.commit` (not one of a tree with changes:
+"<sha>+changes"); else `unknown`. The date likewise (`versions.date`), else `unknown`.
+
+Where several files measure the same figure, the newest one is kept (the code it measured is the nearest to the
+code that runs); among files of one date, the fastest (a repeat on the same code: the slower one was disturbed).
+A gain of k runs sharing a GPU is kept only against a steady one-run baseline (`sharing_sections`).
 """
 from __future__ import annotations
 
 import json
-import math
 import sys
 from pathlib import Path
 
@@ -16,6 +26,15 @@ import yaml
 
 from ..io import atomic_path
 from .step_times import TABLES, shape_key
+
+RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results"
+MEASURED = "measured.yaml"       # a folder's record of the commit and date its figures were measured at
+UNKNOWN = "unknown"
+# A one-run baseline is steady when its window starts this many steps in (past the capture and the warm-up
+# steps) and ends before the final evaluation, as gpu_concurrency.py's `--skip 100` windows do since 23998d9.
+# The runs of 2026-11-26/27 started theirs at step 20 (or 0) and ended them after the final evaluation and the
+# best model's write: against such a slow baseline any packing looks like a gain.
+STEADY_SKIP = 100
 
 # Keys of a gpu_training.py `step` row that are not ways of running our trainer: the plain Hugging Face
 # reference loops and the model timed alone. Every other entry with a median_step_ms is a path the trainer
@@ -43,33 +62,50 @@ class _Readings:
     """What the benchmark files measured, section by section, the fastest of several files kept."""
 
     def __init__(self):
-        self.steps, self.overhead, self.evaluation, self.sharing, self.settings = {}, {}, {}, {}, {}
+        self.steps, self.overhead, self.evaluation, self.settings = {}, {}, {}, {}
         self.glue, self.glue_shapes, self.embedding, self.startup = {}, {}, {}, {}
+        self.measured, self.sources = {}, {}            # scalar figures' provenance; every file read
+        self.concurrency: list[dict] = []               # gpu_concurrency.py's rows, paired in `sharing_sections`
         self.lengths, self.devices = set(), set()
 
     def read(self, path: Path) -> None:
         data = json.loads(path.read_text(encoding="utf-8"))
-        args, name = data.get("args", {}), path.name
+        args, name = data.get("args", {}), source_name(path)
+        at = measured_at(path, data)
+        self.sources[name] = at
         if data.get("versions", {}).get("gpu"):
             self.devices.add(data["versions"]["gpu"])
         size = args.get("size", "base")
         tiny = args.get("tiny") in (True, "True")
-        self.step_section(data.get("step") or {}, args, size, name)
-        self.overhead_section(data.get("overhead") or {}, args, size, name)
-        self.dev_section(data.get("dev_eval"))
-        self.sharing_sections(data)
+        where = {"from": name, **at}
+        self.step_section(data.get("step") or {}, args, size, where)
+        self.overhead_section(data.get("overhead") or {}, args, size, where)
+        self.dev_section(data.get("dev_eval"), where)
+        self.concurrency_rows(data, args, size, where)
         if "settings" in data:      # gpu_calibrate.py: paper-scale settings and GLUE steps at their real shape
-            self.settings_section(data["settings"] or {}, tiny, name)
-            self.calibrated_glue_section(data.get("glue") or {}, tiny, name)
+            self.settings_section(data["settings"] or {}, tiny, where)
+            self.calibrated_glue_section(data.get("glue") or {}, tiny, where)
         else:
-            glue_eval_sections(data, name, f"bert-{size}", self.glue, self.embedding, self.startup)
+            glue_eval_sections(data, where, f"bert-{size}", self.glue, self.embedding, self.startup, self.measured)
         if data.get("startup_and_end_s") is not None and data.get("returncode") == 0:    # gpu_paper_run.py
-            self.paper_run(data)
+            self.paper_run(data, where)
         knn = data.get("knn")
-        if knn and knn.get("torch_s") and knn["torch_s"] < self.evaluation.get("knn_s", math.inf):
-            self.evaluation.update({"knn_s": knn["torch_s"], "knn_rows": knn["n"]})
+        if knn and knn.get("torch_s"):
+            self.scalar("evaluation", "knn_s", knn["torch_s"], where, also={"knn_rows": knn["n"]})
 
-    def step_section(self, rows: dict, args: dict, size: str, name: str) -> None:
+    def scalar(self, section: str, key: str, value: float, where: dict, lowest: bool = True, also=None) -> None:
+        """`value` as `section`'s figure `key` unless one measured later (or on the same date, lower; with
+        `lowest` False, higher) is there; `also`: figures that go with it."""
+        slot, record = getattr(self, section), self.measured.get(f"{section}.{key}")
+        if key in slot and record is not None:
+            newer, older = (_d(where["date"]), value), (_d(record["date"]), slot[key])
+            if newer[0] < older[0] or (newer[0] == older[0] and (value >= slot[key] if lowest else value <= slot[key])):
+                return
+        slot[key] = value
+        slot.update(also or {})
+        self.measured[f"{section}.{key}"] = dict(where)
+
+    def step_section(self, rows: dict, args: dict, size: str, where: dict) -> None:
         """gpu_training.py's SimCSE steps: per (backbone, batch) the fastest path the trainer takes by default."""
         for setting, row in rows.items():
             arch, batch = setting.split("/b")
@@ -80,19 +116,19 @@ class _Readings:
             if paths_ms:
                 fastest = min(paths_ms, key=paths_ms.get)
                 _keep(self.steps.setdefault(f"{arch}-{size}", {}), int(batch),
-                      {"ms": round(paths_ms[fastest], 3), "path": fastest, "from": name}, "ms")
+                      {"ms": round(paths_ms[fastest], 3), "path": fastest, **where}, "ms")
 
-    def overhead_section(self, rows: dict, args: dict, size: str, name: str) -> None:
+    def overhead_section(self, rows: dict, args: dict, size: str, where: dict) -> None:
         """gpu_training.py's methods: each one's step over SimCSE's on the same path."""
         for path_name, base in overhead_bases(rows):
             self.lengths.add(int(args.get("length", 32)))
             for method, row in rows.items():
                 ms = (row.get(path_name) or {}).get("median_step_ms") if path_name else row.get("median_step_ms")
                 if method != "simcse" and ms:
-                    _keep(self.overhead, method, {"ratio": round(ms / base, 3), "at": f"bert-{size}/64", "from": name,
-                                                  **({"path": path_name} if path_name else {})}, "ratio")
+                    _keep(self.overhead, method, {"ratio": round(ms / base, 3), "at": f"bert-{size}/64",
+                                                  **({"path": path_name} if path_name else {}), **where}, "ratio")
 
-    def dev_section(self, dev: dict | None) -> None:
+    def dev_section(self, dev: dict | None, where: dict) -> None:
         """gpu_training.py's dev evaluation and best-model writes (the device copy of the best model: since issue
         43)."""
         if not dev:
@@ -100,43 +136,71 @@ class _Readings:
         for key, value in (("dev_ms", dev["ours"]["median_ms"]), ("best_write_ms", dev["best_checkpoint_write_ms"]),
                            ("best_snapshot_ms", dev.get("best_snapshot_on_device_ms"))):
             if value is not None:
-                self.evaluation[key] = min(self.evaluation.get(key, math.inf), value)
+                self.scalar("evaluation", key, value, where)
         self.evaluation["dev_sentences"] = dev["n_sentences"]
 
-    def sharing_sections(self, data: dict) -> None:
-        """gpu_concurrency.py: k runs sharing one GPU, as runs per hour over one run's."""
+    def concurrency_rows(self, data: dict, args: dict, size: str, where: dict) -> None:
+        """gpu_concurrency.py's rows (k runs at once on one GPU), kept to be paired in `sharing_sections`."""
         for config, rows_k in data.items():
-            if "/" in config and isinstance(rows_k, list) and rows_k and rows_k[0].get("k") == 1:
-                alone = sum(rows_k[0].get("train_seconds") or [0]) or None
-                for r in rows_k[1:]:
-                    if alone and r.get("train_seconds") and len(r["train_seconds"]) == r["k"]:
-                        gain = r["k"] * alone / (sum(r["train_seconds"]) / r["k"])
-                        self.sharing[r["k"]] = max(self.sharing.get(r["k"], 0.0), round(gain, 2))
+            if "/" in config and isinstance(rows_k, list):
+                for r in rows_k:
+                    if r.get("k") and r.get("aggregate_steps_per_s") and not r.get("errors"):
+                        self.concurrency.append({**r, "config": config, "size": size, "where": where,
+                                                 "skip": int(args.get("skip") or 0), "mps": args.get("mps") in
+                                                 (True, "True"), "length": int(args.get("length") or 32)})
 
-    def settings_section(self, rows: dict, tiny: bool, name: str) -> None:
+    def sharing_sections(self) -> dict:
+        """The measured gain of k runs sharing one GPU, per shape: k runs' aggregate steps per second over one
+        steady run's, the same config (arch/batch:steps) and window in files of one folder (one device session).
+        Only a steady baseline counts (STEADY_SKIP): {"<arch>-<size>/b<batch>/L<length>/simcse": {k: row}}."""
+        out = {}
+        for one in (r for r in self.concurrency if r["k"] == 1 and r["skip"] >= STEADY_SKIP):
+            for many in self.concurrency:
+                if many["k"] > 1 and (many["config"], many["skip"], many["length"]) == \
+                        (one["config"], one["skip"], one["length"]) and \
+                        _session(many["where"]["from"]) == _session(one["where"]["from"]):
+                    arch, batch = one["config"].split(":")[0].split("/")
+                    key = f"{arch}-{one['size']}/b{batch}/L{one['length']}/simcse"
+                    gain = round(many["aggregate_steps_per_s"] / one["aggregate_steps_per_s"], 2)
+                    row = {"gain": gain, "mps": many["mps"], "steps_per_s": many["aggregate_steps_per_s"],
+                           "one_steady_run_steps_per_s": one["aggregate_steps_per_s"], "window_from_step": one["skip"],
+                           "from": f"{many['where']['from']} / {one['where']['from']}",
+                           "commit": many["where"]["commit"], "date": many["where"]["date"]}
+                    slot = out.setdefault(key, {})
+                    old = slot.get(many["k"])
+                    if old is None or (_d(row["date"]), gain) > (_d(old["date"]), old["gain"]):
+                        slot[many["k"]] = row
+        return dict(sorted(out.items()))
+
+    def settings_section(self, rows: dict, tiny: bool, where: dict) -> None:
         """gpu_calibrate.py: the paper-scale training settings at their real shape (not its tiny test runs)."""
         for key, row in rows.items():
             if row.get("ms") and not tiny:
-                _keep(self.settings, key, {"ms": round(row["ms"], 3), "path": row["path"], "from": name}, "ms")
+                _keep(self.settings, key, {"ms": round(row["ms"], 3), "path": row["path"], **where}, "ms")
 
-    def calibrated_glue_section(self, rows: dict, tiny: bool, name: str) -> None:
-        """gpu_calibrate.py: GLUE steps of the backbones at their real shape."""
+    def calibrated_glue_section(self, rows: dict, tiny: bool, where: dict) -> None:
+        """gpu_calibrate.py: GLUE steps of the backbones at their real shape (batch 32, the widest width)."""
         for row in rows.values():
             if row.get("ms") and row.get("shape") and not tiny:
                 key = shape_key(row["shape"])
                 self.glue_shapes[key] = {k: row["shape"][k] for k in ("arch", "layers", "hidden", "intermediate")}
-                slot = self.glue.setdefault(key, {"width": row["width"], "from": name})
-                slot["rdrop_ms" if row["rdrop"] else "ms"] = round(row["ms"], 3)
+                old = self.glue.get(key)
+                if old is not None and _d(old["date"]) > _d(where["date"]):
+                    continue
+                slot = self.glue[key] = old if old is not None and old["date"] == where["date"] else \
+                    {"width": row["width"], **where}
+                part = "rdrop_ms" if row["rdrop"] else "ms"
+                slot[part] = round(row["ms"], 3)
+                slot[f"{'rdrop_' if row['rdrop'] else ''}ms_by_width"] = {int(row["width"]): round(row["ms"], 3)}
                 slot.setdefault("path", row.get("path"))
 
-    def paper_run(self, data: dict) -> None:
+    def paper_run(self, data: dict, where: dict) -> None:
         """gpu_paper_run.py: a paper-length run's start-up and end, its dev evaluations and checkpoints."""
-        self.startup["training_s"] = max(self.startup.get("training_s", 0.0), data["startup_and_end_s"])
+        self.scalar("startup", "training_s", data["startup_and_end_s"], where, lowest=False)
         parts = run_parts(data["log_elapsed"], data.get("eval_steps", 125), data.get("save_steps", 5000))
-        if parts["dev_ms"] < self.evaluation.get("dev_ms", math.inf):     # the trainer's own dev evaluation
-            self.evaluation["dev_ms"] = parts["dev_ms"]
+        self.scalar("evaluation", "dev_ms", parts["dev_ms"], where)     # the trainer's own dev evaluation
         if parts["checkpoints"]:
-            self.evaluation["checkpoint_ms"] = parts["checkpoint_ms"]
+            self.scalar("evaluation", "checkpoint_ms", parts["checkpoint_ms"], where)
 
     def table(self, paths, device_name: str | None, source: str | None) -> dict:
         if len(self.lengths) > 1:
@@ -149,21 +213,60 @@ class _Readings:
             raise ValueError(f"the benchmark files lack {', '.join(sorted(missing))} (sections dev_eval and knn)")
         shapes = {key: _benchmark_shape(key) for key in self.steps}
         shapes.update({key: self.glue_shapes.get(key) or _benchmark_shape(key) for key in self.glue})
-        optional = {"sharing": dict(sorted(self.sharing.items())), "glue": dict(sorted(self.glue.items())),
+        optional = {"sharing": self.sharing_sections(), "glue": dict(sorted(self.glue.items())),
                     "embedding": self.embedding, "startup": self.startup,
                     "settings": dict(sorted(self.settings.items()))}
         return {"device": device_name or ", ".join(sorted(self.devices)) or "unknown",
                 "source": source or "benchmarks/gpu_training.py: " + ", ".join(Path(p).name for p in paths),
+                "sources": dict(sorted(self.sources.items())),
                 "length": self.lengths.pop(), "shapes": shapes,
                 "steps": {k: dict(sorted(v.items())) for k, v in sorted(self.steps.items())},
                 "overhead": dict(sorted(self.overhead.items())), "evaluation": self.evaluation,
-                **{key: value for key, value in optional.items() if value}}
+                **{key: value for key, value in optional.items() if value},
+                "measured": dict(sorted(self.measured.items()))}
 
 
 def _keep(slot: dict, key, value: dict, by: str) -> None:
-    """`value` in `slot[key]` unless what is there is lower `by` its measure."""
-    if key not in slot or value[by] < slot[key][by]:
+    """`value` in `slot[key]` unless what is there was measured later, or on the same date and is lower `by` its
+    measure."""
+    if key not in slot or _d(value["date"]) > _d(slot[key]["date"]) or \
+            (value["date"] == slot[key]["date"] and value[by] < slot[key][by]):
         slot[key] = value
+
+
+def _d(date: str) -> str:
+    """A date to compare by: an unknown one is the oldest."""
+    return "" if date == UNKNOWN else date
+
+
+def source_name(path: Path) -> str:
+    """A benchmark file as the table names it: its path under benchmarks/results, else its name."""
+    try:
+        return Path(path).resolve().relative_to(RESULTS).as_posix()
+    except ValueError:
+        return Path(path).name
+
+
+def _session(name: str) -> str:
+    """The device session (folder under benchmarks/results) of a file the table names."""
+    return name.split("/", 1)[0] if "/" in name else ""
+
+
+def measured_at(path: Path, data: dict) -> dict:
+    """{commit, date} of the code a benchmark file measured (module docstring: the order of the records read)."""
+    for folder in Path(path).resolve().parents:
+        record = folder / MEASURED
+        if record.is_file():
+            found = yaml.safe_load(record.read_text(encoding="utf-8")) or {}
+            return {"commit": str(found.get("commit", UNKNOWN)), "date": str(found.get("date", UNKNOWN))}
+        if folder == RESULTS or folder == folder.parent:
+            break
+    versions = data.get("versions") or {}
+    commit = data.get("settings_commit") or versions.get("commit") or UNKNOWN
+    if "+" in str(commit):          # a tree with changes: not the code of any commit
+        commit = UNKNOWN
+    return {"commit": str(commit)[:12] if commit != UNKNOWN else UNKNOWN,
+            "date": str(versions.get("date", UNKNOWN))[:10]}
 
 
 def _benchmark_shape(key: str) -> dict:
@@ -205,10 +308,14 @@ def run_parts(log: list, eval_steps: int, save_steps: int) -> dict:
             "evaluations": len(evals) + len(saves), "checkpoints": len(saves)}
 
 
-def glue_eval_sections(data: dict, name: str, backbone: str, glue: dict, embedding: dict, startup: dict) -> None:
+def glue_eval_sections(data: dict, where: dict, backbone: str, glue: dict, embedding: dict, startup: dict,
+                       measured: dict) -> None:
     """The sections of a `benchmarks/gpu_glue_eval.py` JSON, into the table's `glue`, `embedding` and `startup`
-    (the fastest of several files): a GLUE step at its widest bucket, without and with R-drop, and a task's
-    one-off seconds; the bf16 embedding rate; the slower of an evaluation job's two start-ups."""
+    (the newest of several files; of one date, the fastest): a GLUE step per bucket width (its median over the
+    graph-replayed steps of that width) and at the widest, without and with R-drop, and a task's one-off seconds
+    (its wall time beyond its steady steps, each at its width's median: the warm-up steps and captures of every
+    bucket); the bf16 embedding rate; the slower of an evaluation job's two start-ups (and the start-up of a
+    job whose command an evaluation service runs: `client_s`)."""
     g = data.get("glue") or {}
     row = {}
     for part, prefix in (("rdrop_off", ""), ("rdrop_on", "rdrop_")):
@@ -216,19 +323,30 @@ def glue_eval_sections(data: dict, name: str, backbone: str, glue: dict, embeddi
         by_width = {int(w): ms for w, ms in (new.get("median_ms_by_width") or {}).items() if ms is not None}
         if by_width:
             width = max(by_width)
-            row.update({f"{prefix}ms": by_width[width], "width": width, f"{prefix}per_task_s": new["one_off_s"]})
+            counts = {int(w): n for w, n in (new.get("steps_by_width") or {}).items()}
+            once = new["one_off_s"]
+            if new.get("wall_s") is not None and set(counts) == set(by_width):
+                once = round(new["wall_s"] - sum(counts[w] * by_width[w] for w in by_width) / 1000, 2)
+            row.update({f"{prefix}ms": by_width[width], "width": width, f"{prefix}per_task_s": once,
+                        f"{prefix}ms_by_width": dict(sorted(by_width.items()))})
             row.setdefault("path", (new.get("step_path") or {}).get("path"))
-    if "ms" in row and ("ms" not in glue.get(backbone, {}) or row["ms"] < glue[backbone]["ms"]):
-        glue[backbone] = {**row, "task": g.get("task"), "from": name}
+    old = glue.get(backbone, {})
+    if "ms" in row and ("ms" not in old or (_d(where["date"]), -row["ms"]) > (_d(old["date"]), -old["ms"])):
+        glue[backbone] = {**row, "task": g.get("task"), **where}
     bf16 = (data.get("embedding") or {}).get("bf16") or {}
     if bf16.get("sentences_per_s"):
         ms = round(1000 / bf16["sentences_per_s"], 4)
-        if ms < embedding.get("ms_per_sentence", math.inf):
-            embedding.update({"ms_per_sentence": ms, "precision": "bf16", "backbone": backbone, "from": name})
+        if "ms_per_sentence" not in embedding or \
+                (_d(where["date"]), -ms) > (_d(embedding["date"]), -embedding["ms_per_sentence"]):
+            embedding.clear()
+            embedding.update({"ms_per_sentence": ms, "precision": "bf16", "backbone": backbone, **where})
     runs = (data.get("startup") or {}).get(backbone) or {}
-    seconds = [r["total_s"] for r in runs.values() if isinstance(r, dict) and r.get("total_s")]
-    if seconds and max(seconds) < startup.get("evaluation_s", math.inf):
-        startup.update({"evaluation_s": round(max(seconds), 2), "from": name})
+    for figure, field in (("evaluation_s", "total_s"), ("client_s", "client_total_s")):
+        seconds = [r[field] for r in runs.values() if isinstance(r, dict) and r.get(field)]
+        record = measured.get(f"startup.{figure}")
+        if seconds and (record is None or (_d(where["date"]), -max(seconds)) > (_d(record["date"]), -startup[figure])):
+            startup[figure] = round(max(seconds), 2)
+            measured[f"startup.{figure}"] = dict(where)
 
 
 HEADER = """\

@@ -16,12 +16,18 @@ A training run of `steps` optimizer steps costs
 a table without a measured device copy counts a write at every evaluation, as the trainer did before)
 
 with the dev evaluation and the writes scaled by the backbone's FLOP ratio to the measured bert-base. A GLUE job
-costs its start-up, each task's one-off work and its steps at the table's measured GLUE step (`project_glue`);
+costs its start-up, each task's one-off work and its steps, each at the table's measured GLUE step of its
+bucket width (`project_glue`, `glue_task_steps`: the task's pairs by length, workload.yaml's `glue_lengths`);
 an evaluation its start-up and its sentences at the measured bf16 embedding rate (`project_embedding`). The
-start-up is the table's measured one where it has one (`startup_s`), else STARTUP_S. Every projection lists
-what in its time was not measured (`basis`: extrapolated step times, estimated start-ups); a projection with an
-empty basis is measured. What in its size is not counted from the data (`sizes`: an estimated size, an upper
-bound until the caches it depends on are built) is listed apart: those are the job's work, not its speed.
+start-up is the table's measured one where it has one (`startup_s`), else an estimate (STARTUP_S for a training
+run, EVALUATION_STARTUP_S for an evaluation); at a scale on GPUs the evaluations of one model run in one process
+(`sentaug.evaluate.service`), so that all but one of them (`startup=SHARED`) start in a client's time only
+(CLIENT_STARTUP_S, or the table's `client_s`). Every projection lists what in its time was
+not measured (`basis`: extrapolated step times, estimated start-ups); a projection with an empty basis is
+measured. What in its size is not counted from the data (`sizes`: an estimated size, an upper bound until the
+caches it depends on are built) is listed apart: those are the job's work, not its speed. Its time is also
+given in `pieces`: (part, seconds, the measured figures it is priced from, or None for an estimate), from which
+the bill tells which hours rest on figures older than the code they price (sentaug.workflow.freshness).
 """
 from __future__ import annotations
 
@@ -37,7 +43,7 @@ import yaml
 from ..config import split_variant
 from ..parts import NLI_TRIPLETS, compose
 from ..train.run_length import total_steps
-from .step_times import StepTimes, flops_per_token
+from .step_times import Source, StepTimes, flops_per_token
 
 WORKLOAD = Path(str(resources.files("sentaug") / "resources" / "workload.yaml"))
 # Seconds before a job's first step: Python, torch and CUDA start, backbone and token tables load (~6 s at
@@ -53,6 +59,18 @@ CHECKPOINT_WRITES = 3
 RUNTIME_FACTOR, RUNTIME_EXTRA_MIN, RUNTIME_FLOOR_MIN, RUNTIME_CAP_MIN = 1.5, 10, 15, 2880
 # GLUE fine-tuning (sentaug.evaluate.glue defaults): batch, epochs, tokens per sentence (pair) at most.
 GLUE_BATCH, GLUE_EPOCHS, GLUE_LENGTH = 32, 3.0, 128
+# Seconds before an evaluation job's first sentence in a process of its own (Python, the imports, the model
+# loaded): measured on the 2-core CPU machine, 11.8 to 14.8 s of wall time (7.3 to 8.1 s of CPU) for a BERT-base
+# model (benchmarks/gpu_glue_eval.py --sections startup; benchmarks/results/cpu-2026-11-28-startup). On a GPU
+# CUDA's start adds to it and an idle node's imports take less. The slowest, rounded up, is the estimate counted
+# where the table has no `evaluation_s` measured on its device.
+EVALUATION_STARTUP_S = 15.0
+# Seconds before the first sentence of an evaluation whose command the model's evaluation process runs
+# (sentaug.evaluate.service): Python and the command line, measured there at 0.19 to 0.42 s (its wait for its
+# turn is the other commands' time, counted with them). The estimate where the table has no `client_s`.
+CLIENT_STARTUP_S = 0.5
+# Jobs starting in their own process, or in the model's evaluation process beside others (`startup` arguments)
+OWN, SHARED = "own", "shared"
 
 
 @lru_cache(maxsize=1)
@@ -62,15 +80,30 @@ def workload() -> dict:
 
 def startup_s(times: StepTimes, job: str = "evaluation") -> float:
     """Seconds before a job's first step or sentence: the table's measured start-up of that kind of job
-    (`startup: {evaluation_s: ...}`: a fresh process's Python, imports and model load on the device), else
-    STARTUP_S."""
-    return float((times.table.get("startup") or {}).get(f"{job}_s", STARTUP_S))
+    (`startup: {evaluation_s: ...}`: a fresh process's Python, imports and model load on the device; `client_s`:
+    a job whose command the model's evaluation process runs), else STARTUP_S (EVALUATION_STARTUP_S,
+    CLIENT_STARTUP_S)."""
+    estimate = {"client": CLIENT_STARTUP_S, "evaluation": EVALUATION_STARTUP_S}.get(job, STARTUP_S)
+    return float((times.table.get("startup") or {}).get(f"{job}_s", estimate))
 
 
 def startup_basis(times: StepTimes, job: str = "evaluation") -> list[str]:
     """What `startup_s` says of its figure where it is not measured."""
     measured = f"{job}_s" in (times.table.get("startup") or {})
-    return [] if measured else [f"{job} start-up estimated at {STARTUP_S:g} s (not measured on {times.device})"]
+    return [] if measured else [f"{job} start-up estimated at {startup_s(times, job):g} s (not measured on "
+                                f"{times.device}{'' if job == 'training' else '; measured on a CPU machine'})"]
+
+
+def startup_sources(times: StepTimes, job: str = "evaluation") -> list | None:
+    """The measured figure behind `startup_s`; None for the estimate."""
+    return [times.scalar_source("startup", f"{job}_s")] if f"{job}_s" in (times.table.get("startup") or {}) else None
+
+
+def _evaluation_start(times: StepTimes, startup: str) -> tuple[float, list[str], list | None]:
+    """(seconds, basis, sources) of an evaluation job's start: its own process's, or a client's of the model's
+    evaluation process."""
+    job = "evaluation" if startup == OWN else "client"
+    return startup_s(times, job), startup_basis(times, job), startup_sources(times, job)
 
 
 def backbone_shape(config: dict, name: str) -> dict:
@@ -88,12 +121,14 @@ def backbone_shape(config: dict, name: str) -> dict:
 @dataclass
 class Projection:
     """Projected seconds of one job, its parts, what in its time was not measured (`basis`) and what in its size
-    is an estimate or an upper bound (`sizes`)."""
+    is an estimate or an upper bound (`sizes`); `pieces`: its seconds by part, each with the measured figures
+    (step_times.Source) it is priced from, None for an estimate."""
     seconds: float
     steps: int = 0
     parts: dict = field(default_factory=dict)
     basis: list[str] = field(default_factory=list)
     sizes: list[str] = field(default_factory=list)
+    pieces: list = field(default_factory=list)
 
     @property
     def measured(self) -> bool:
@@ -151,6 +186,22 @@ def step_setting(spec: dict) -> str:
     return f"{spec['backbone']}/b{spec['batch_size']}/L{spec['max_seq_length']}/{'+'.join(work) or 'simcse'}"
 
 
+def overhead_sources(times: StepTimes, spec: dict) -> list[Source]:
+    """The measured overheads `method_overhead` prices a method's step from."""
+    if times.overhead(spec["method"]) is not None:
+        return [times.overhead_source(spec["method"])]
+    return [times.overhead_source(part.overhead) for part in compose(spec).parts
+            if part.adds_work and part.overhead and times.overhead(part.overhead) is not None]
+
+
+def sharing_gain(times: StepTimes, config: dict, spec: dict, runs_per_gpu: int) -> tuple[float, Source | None]:
+    """The measured gain of `runs_per_gpu` runs of this run's shape (backbone's layers and sizes, batch, length,
+    the work of its step) sharing one GPU, over one steady run alone: 1.0, none, where it was not measured."""
+    work = step_setting(spec).rsplit("/", 1)[1]
+    return times.sharing(runs_per_gpu, backbone_shape(config, spec["backbone"]), spec["batch_size"],
+                         spec["max_seq_length"], work)
+
+
 def method_overhead(times: StepTimes, spec: dict, setting: str) -> tuple[float, list[str]]:
     """The ratio of a method's step to SimCSE's at `setting` (<backbone key>/<batch>), from the measured
     overheads of its features."""
@@ -181,10 +232,11 @@ def project_run(paths, spec: dict, times: StepTimes, config: dict) -> Projection
     steps = total_steps(spec, n)
     measured = times.setting(step_setting(spec))
     if measured is not None:        # this setting's own step, timed at its real shape
-        step, overhead, method_basis = measured, 1.0, []
+        step, overhead, method_basis, step_sources = measured, 1.0, [], measured.sources
     else:
         step = times.step_ms(shape, spec["batch_size"], spec["max_seq_length"])
         overhead, method_basis = method_overhead(times, spec, f"{times.reference(shape['arch'])}/{spec['batch_size']}")
+        step_sources = step.sources + overhead_sources(times, spec)
     evals = steps // spec["eval_steps"] + (1 if steps % spec["eval_steps"] else 0)
     checkpoints = steps // spec["save_steps"]
     ratio = _flop_ratio(times, shape)
@@ -197,8 +249,14 @@ def project_run(paths, spec: dict, times: StepTimes, config: dict) -> Projection
     parts = {"startup": startup_s(times, "training"), "steps": steps * step.ms * overhead / 1000,
              "dev": evals * (times.evaluation("dev_ms") / 1000 * ratio + keep_s) + (write_s if kept else 0.0),
              "checkpoints": checkpoints * checkpoint_s}
+    ev = lambda *what: [times.scalar_source("evaluation", w) for w in what]     # noqa: E731
+    pieces = [("startup", parts["startup"], startup_sources(times, "training")),
+              ("steps", parts["steps"], step_sources),
+              ("dev", parts["dev"], ev("dev_ms", "best_write_ms", *(["best_snapshot_ms"] if kept else []))),
+              ("checkpoints", parts["checkpoints"],
+               ev("checkpoint_ms") if measured_checkpoint is not None else ev("best_write_ms"))]
     return Projection(sum(parts.values()), steps, {**parts, "step_ms": step.ms * overhead},
-                      step.basis + method_basis + startup_basis(times, "training"), sizes)
+                      step.basis + method_basis + startup_basis(times, "training"), sizes, pieces)
 
 
 def train_runtime_minutes(projection: Projection, runs_per_gpu: int = 1, sharing: float = 1.0) -> int:
@@ -209,49 +267,126 @@ def train_runtime_minutes(projection: Projection, runs_per_gpu: int = 1, sharing
     return int(min(RUNTIME_CAP_MIN, max(RUNTIME_FLOOR_MIN, math.ceil(RUNTIME_FACTOR * minutes + RUNTIME_EXTRA_MIN))))
 
 
-def project_embedding(times: StepTimes, shape: dict, sentences: int, sizes=(), precision: str = "bf16") -> Projection:
-    """Embedding `sentences` sentences in one job: its start-up, then the sentences at the table's measured
-    bf16 rate (`embedding`, an evaluation's default on a GPU), or at the STS-B dev evaluation's rate (batches of
-    128) for `precision` fp32 (the index) or where no bf16 rate was measured (the basis says so)."""
-    rate, basis = times.table.get("embedding"), startup_basis(times)
+def project_embedding(times: StepTimes, shape: dict, sentences: int, sizes=(), precision: str = "bf16",
+                      startup: str = OWN) -> Projection:
+    """Embedding `sentences` sentences in one job: its start-up (`startup`: OWN, a process of its own; SHARED, a
+    command the model's evaluation process runs), then the sentences at the table's measured bf16 rate
+    (`embedding`, an evaluation's default on a GPU), or at the STS-B dev evaluation's rate (batches of 128) for
+    `precision` fp32 (the index) or where no bf16 rate was measured (the basis says so)."""
+    rate = times.table.get("embedding")
+    start, basis, start_sources = _evaluation_start(times, startup)
     if precision == "bf16" and rate:
-        ms = float(rate["ms_per_sentence"])
+        ms, rate_sources = float(rate["ms_per_sentence"]), [times.embedding_source()]
     else:
         ms = times.evaluation("dev_ms") / times.evaluation("dev_sentences")
+        rate_sources = [times.scalar_source("evaluation", "dev_ms")]
         if precision == "bf16":
             basis.append("embedding at the STS-B dev evaluation's rate (no evaluation embedding rate measured)")
     ms *= _flop_ratio(times, shape)
-    return Projection(startup_s(times) + sentences * ms / 1000, 0, {"sentences": sentences, "ms_per_sentence": ms},
-                      basis, list(sizes))
+    work = sentences * ms / 1000
+    return Projection(start + work, 0, {"sentences": sentences, "ms_per_sentence": ms, "startup": start},
+                      basis, list(sizes), [("startup", start, start_sources), ("embedding", work, rate_sources)])
 
 
-def project_suite(times: StepTimes, shape: dict, suite: str) -> Projection:
+def project_suite(times: StepTimes, shape: dict, suite: str, startup: str = OWN) -> Projection:
     """An evaluation suite's embeddings; its classifiers and K-means run on the CPU and are not counted."""
     n, sizes = _count("suite_sentences", suite)
-    return project_embedding(times, shape, n, sizes)
+    return project_embedding(times, shape, n, sizes, startup=startup)
 
 
-def project_glue(times: StepTimes, shape: dict, tasks, max_steps: int | None, rdrop: bool) -> Projection:
-    """GLUE fine-tuning of every task (batch 32, 3 epochs or `max_steps` each): the job's start-up, each task's
-    one-off work (tokenizing, warm-up steps, a CUDA graph per length bucket) and its steps, each at the table's
-    measured GLUE step of the widest bucket (`glue`: pairs of at most 128 tokens, an upper bound), with R-drop's
-    second pass where asked. A table without it counts the steps as SimCSE steps of 32 x 128 tokens (R-drop
-    twice that) and says so."""
-    tasks, steps, basis, sizes = list(tasks), 0, startup_basis(times), []
+@lru_cache(maxsize=None)
+def glue_epoch(task: str) -> tuple[dict[int, int], list[str]]:
+    """One epoch of GLUE fine-tuning of `task` on a GPU (`sentaug.evaluate.glue_steps`, batching `buckets`):
+    {bucket width: steps}, from its pairs' lengths (workload.yaml's `glue_lengths`), and what in it is estimated.
+    The widths are those `bucket_widths` picks for these lengths; each bucket's pairs fill whole batches, the
+    buckets' remainders are pooled in bucket order into the epoch's last batches, each padded to its longest
+    pair's bucket. Without lengths for the task, every step at the widest width (an upper bound)."""
+    import numpy as np
+
+    from ..evaluate.glue_steps import bucket_widths
+
+    n, sizes = _count("glue_train", task)
+    entry = (workload().get("glue_lengths") or {}).get(task)
+    if entry is None:
+        return {GLUE_LENGTH: math.ceil(n / GLUE_BATCH)}, [*sizes, f"{task}: no pair lengths, every step at "
+                                                                  f"{GLUE_LENGTH} tokens (an upper bound)"]
+    counts = {int(w): int(c) for w, c in sorted(entry["counts"].items())}
+    if sum(counts.values()) != n:
+        raise ValueError(f"{WORKLOAD.name}: glue_lengths of {task} count {sum(counts.values())} pairs, glue_train "
+                         f"{n}")
+    if entry.get("basis") == "estimated":
+        sizes = [*sizes, f"{task}: pair lengths estimated ({entry.get('note', WORKLOAD.name)})"]
+    widths = bucket_widths(np.repeat(list(counts), list(counts.values())), GLUE_LENGTH)
+    in_bucket: dict[int, int] = {}
+    for length, c in counts.items():
+        bucket = next(w for w in widths if w >= length)
+        in_bucket[bucket] = in_bucket.get(bucket, 0) + c
+    steps = {w: c // GLUE_BATCH for w, c in in_bucket.items()}
+    pooled = [w for w, c in sorted(in_bucket.items()) for _ in range(c % GLUE_BATCH)]   # in bucket order
+    for start in range(0, len(pooled), GLUE_BATCH):
+        last = pooled[min(start + GLUE_BATCH, len(pooled)) - 1]
+        steps[last] = steps.get(last, 0) + 1
+    return {w: c for w, c in sorted(steps.items()) if c}, sizes
+
+
+def glue_task_steps(task: str, max_steps: int | None) -> tuple[dict[int, float], list[str]]:
+    """Steps of fine-tuning `task` by bucket width: GLUE_EPOCHS epochs of `glue_epoch` (each whole epoch's mix
+    exactly; a part of one, or `max_steps`, in the epoch's proportions), and what in it is estimated."""
+    epoch, sizes = glue_epoch(task)
+    per_epoch = sum(epoch.values())
+    total = max_steps or max(1, math.ceil(GLUE_EPOCHS * per_epoch))
+    full, rest = divmod(total, per_epoch)
+    return {w: full * c + rest * c / per_epoch for w, c in epoch.items()}, sizes
+
+
+def project_glue(times: StepTimes, shape: dict, tasks, max_steps: int | None, rdrop: bool,
+                 startup: str = OWN) -> Projection:
+    """GLUE fine-tuning of every task (batch 32, 3 epochs or `max_steps` each) in one process: the job's start-up
+    (`startup`, as project_embedding's), each task's one-off work (tokenizing, warm-up steps, a CUDA graph per
+    length bucket) and its steps, each at the table's measured GLUE step of its bucket width (`glue_task_steps`;
+    an unmeasured width extrapolated, StepTimes.glue_step), with R-drop's second pass where asked. A table
+    without GLUE steps counts every step as a SimCSE step of 32 x 128 tokens (R-drop twice that) and says so."""
+    tasks = list(tasks)
+    start, basis, start_sources = _evaluation_start(times, startup)
+    by_width, sizes = {}, []
     for task in tasks:
-        n, b = _count("glue_train", task)
-        steps += max_steps or max(1, math.ceil(GLUE_EPOCHS * math.ceil(n / GLUE_BATCH)))
-        sizes += b
-    step, once = times.glue_step(shape, rdrop), 0.0
-    if step is None:
+        steps, task_sizes = glue_task_steps(task, max_steps)
+        sizes += task_sizes
+        for w, n in steps.items():
+            by_width[w] = by_width.get(w, 0.0) + n
+    if shape["arch"] != "roberta" and times.glue_row(shape) is not None:
+        sizes.append(f"GLUE pair lengths counted with roberta-base's tokenizer, not {shape['arch']}'s")
+    n_steps = round(sum(by_width.values()))
+    if times.glue_row(shape) is None:
         basis.append(f"GLUE steps as SimCSE steps of {GLUE_BATCH} x {GLUE_LENGTH} tokens")
         # one view per example of GLUE_LENGTH tokens = SimCSE's two views of half as many examples
         step = times.step_ms(shape, GLUE_BATCH * (2 if rdrop else 1), GLUE_LENGTH, views=1)
+        work, once, once_sources, step_sources = n_steps * step.ms / 1000, 0.0, [], step.sources
+        basis += step.basis
+        widest = step.ms
     else:
+        work, step_sources, how = 0.0, [], {}
+        for w, n in sorted(by_width.items()):
+            step = times.glue_step(shape, rdrop, w)
+            work += n * step.ms / 1000
+            for line in step.basis:         # "... at width <w>: <how>" collected per how
+                head, at, rest = line.partition(f" at width {w}: ")
+                how.setdefault((head, rest) if at else (line, None), []).append(w)
+            step_sources += [x for x in step.sources if x not in step_sources]
+        for (head, rest), widths in how.items():
+            line = head if rest is None else \
+                f"{head} at width{'s' if len(widths) > 1 else ''} {', '.join(map(str, widths))}: {rest}"
+            basis.append(line)
         once = len(tasks) * times.glue_task_s(shape, rdrop)
-    start = startup_s(times)
-    return Projection(start + once + steps * step.ms / 1000, steps, {"step_ms": step.ms, "startup": start,
-                                                                     "tasks_once": once}, basis + step.basis, sizes)
+        basis += [b for b in times.glue_task_basis(shape) if b not in basis]
+        once_sources = [times.glue_task_source(shape)]
+        widest = times.glue_step(shape, rdrop).ms
+    return Projection(start + once + work, n_steps,
+                      {"step_ms": 1000 * work / n_steps if n_steps else widest, "widest_step_ms": widest,
+                       "steps_by_width": {w: round(n, 1) for w, n in sorted(by_width.items())}, "startup": start,
+                       "tasks_once": once},
+                      basis, sizes, [("startup", start, start_sources), ("tasks_once", once, once_sources),
+                                     ("steps", work, step_sources)])
 
 
 def project_index(times: StepTimes, shape: dict, corpus: str) -> Projection:
@@ -260,4 +395,5 @@ def project_index(times: StepTimes, shape: dict, corpus: str) -> Projection:
     embed = project_embedding(times, shape, n, precision="fp32")      # the index embeds in fp32 (its neighbours)
     knn = times.evaluation("knn_s") * (n / times.evaluation("knn_rows")) ** 2
     scaled = ["top-k time scaled by rows^2 from the measured one"] if n != times.evaluation("knn_rows") else []
-    return Projection(embed.seconds + knn, 0, {"sentences": n, "knn_s": knn}, embed.basis + scaled, sizes)
+    return Projection(embed.seconds + knn, 0, {"sentences": n, "knn_s": knn}, embed.basis + scaled, sizes,
+                      [*embed.pieces, ("knn", knn, [times.scalar_source("evaluation", "knn_s")])])

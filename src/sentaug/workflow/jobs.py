@@ -6,6 +6,10 @@ the analyses behind figures) asks for one at scales on GPUs and goes to the GPU 
 Every other rule's jobs run on CPUs and are not in device-hours. A rule missing here is an error naming it,
 in the bill and in the rules that ask for their resources, so that a new GPU rule is never priced or scheduled
 as a CPU one without a word.
+
+A rule whose jobs run `sentaug evaluate ...` on a model names that model (`JobKind.model`): at a scale on GPUs
+its jobs of one model run in one process (sentaug.evaluate.service), and the bill counts the process's start-up
+once per model (its other jobs start as clients, `cost.SHARED`).
 """
 from __future__ import annotations
 
@@ -22,48 +26,60 @@ GPU_KINDS = (TRAIN, GLUE, EVAL)     # the bill's columns of jobs priced on the d
 
 @dataclass(frozen=True)
 class JobKind:
-    """What a rule's jobs run on, and how one is priced: `price(workflow, wildcards, step_times)` -> (the bill's
-    column, cost.Projection); None for a job on CPUs."""
+    """What a rule's jobs run on, and how one is priced: `price(workflow, wildcards, step_times, startup=OWN)` ->
+    (the bill's column, cost.Projection); None for a job on CPUs. `model(workflow, wildcards)`: the model folder a
+    job evaluates in the model's evaluation process (sentaug.evaluate.service), None for a rule whose jobs run in
+    processes of their own."""
     gpu: bool
     price: Callable | None = None
+    model: Callable | None = None
 
 
 def _shape(workflow, w: dict) -> dict:
     return cost.backbone_shape(workflow.config, w["backbone"])
 
 
-def _train(workflow, w: dict, times):
+def _train(workflow, w: dict, times, startup: str = cost.OWN):
     spec = workflow.run_spec(w["paper"], w["backbone"], w["method"], int(w["seed"]))
     return TRAIN, cost.project_run(workflow, spec, times, workflow.config)
 
 
 def _evaluation(name_to_evaluation: Callable[[str], Evaluation]) -> Callable:
-    def price(workflow, w: dict, times):
+    def price(workflow, w: dict, times, startup: str = cost.OWN):
         evaluation = name_to_evaluation(w["evaluation"])
         if evaluation.suite == "glue":
             return GLUE, cost.project_glue(times, _shape(workflow, w), workflow.glue_tasks,
-                                           workflow.glue_max_steps(), "rdrop" in evaluation.options)
-        return EVAL, cost.project_suite(times, _shape(workflow, w), evaluation.suite)
+                                           workflow.glue_max_steps(), "rdrop" in evaluation.options, startup)
+        return EVAL, cost.project_suite(times, _shape(workflow, w), evaluation.suite, startup)
 
     return price
 
 
-def _augmentation_analysis(workflow, w: dict, times):
-    """Each changed pair embedded, and scored by GPT-2's perplexity."""
+def _augmentation_analysis(workflow, w: dict, times, startup: str = cost.OWN):
+    """Each changed pair embedded, and scored by GPT-2's perplexity (loaded in the same process)."""
     n = 2 * workflow.augmentation_analysis_sample() * len(workflow.augmentation_set(w["set"]))
-    p = cost.project_embedding(times, _shape(workflow, w), n, ["sample size as an upper bound"])
+    p = cost.project_embedding(times, _shape(workflow, w), n, ["sample size as an upper bound"], startup=startup)
     lm = cost.project_embedding(times, cost.workload()["shapes"]["gpt2"], n)
-    return EVAL, cost.Projection(p.seconds + lm.seconds - cost.startup_s(times), 0, {"sentences": 2 * n}, p.basis,
-                                 p.sizes)
+    lm_work = lm.seconds - lm.parts["startup"]
+    return EVAL, cost.Projection(p.seconds + lm_work, 0, {"sentences": 2 * n}, p.basis, p.sizes,
+                                 [*p.pieces, ("perplexity", lm_work, lm.pieces[1][2])])
 
 
-def _projection(workflow, w: dict, times):
+def _projection(workflow, w: dict, times, startup: str = cost.OWN):
     n = 2 * int(w["sample"]) * len(workflow.projection_augmentations(w["augs"]))
     return EVAL, cost.project_embedding(times, _shape(workflow, w), n, ["sample size as an upper bound"])
 
 
-def _index(workflow, w: dict, times):
+def _index(workflow, w: dict, times, startup: str = cost.OWN):
     return EVAL, cost.project_index(times, _shape(workflow, w), w["corpus"])
+
+
+def _run_model(workflow, w: dict) -> str:
+    return workflow.run_dir(w["paper"], w["backbone"], w["method"], int(w["seed"]))
+
+
+def _backbone_model(workflow, w: dict) -> str:
+    return workflow.backbone_dir(w["backbone"])
 
 
 CPU = JobKind(gpu=False)
@@ -71,10 +87,10 @@ RULES: dict[str, JobKind] = {
     # on a GPU (rules/train.smk, index.smk, evaluate.smk)
     "train": JobKind(True, _train),
     "index": JobKind(True, _index),
-    "evaluate_run": JobKind(True, _evaluation(run_evaluation)),
-    "evaluate_pretrained": JobKind(True, _evaluation(pretrained_evaluation)),
-    "augmentation_analysis_run": JobKind(True, _augmentation_analysis),
-    "augmentation_analysis_pretrained": JobKind(True, _augmentation_analysis),
+    "evaluate_run": JobKind(True, _evaluation(run_evaluation), _run_model),
+    "evaluate_pretrained": JobKind(True, _evaluation(pretrained_evaluation), _backbone_model),
+    "augmentation_analysis_run": JobKind(True, _augmentation_analysis, _run_model),
+    "augmentation_analysis_pretrained": JobKind(True, _augmentation_analysis, _backbone_model),
     "projection_run": JobKind(True, _projection),
     "projection_pretrained": JobKind(True, _projection),
     # on CPUs: downloads, parses, augmentation caches, token files, tables, figures and the report

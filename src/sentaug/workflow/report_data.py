@@ -6,7 +6,9 @@ imports nothing of the workflow). One JSON object:
 - `papers`: per paper, its short name (the report's category for it), its tables (each one's CSV and report
   page) and its figures (each one's output and report page);
 - `projected`: the paper scale's bill, every device job of it built or not: the device whose step times price
-  it, the bill's notes, and per job its kind (train, glue or eval), rule, wildcards and device-hours;
+  it, the bill's notes (among them what prices its new hours: figures measured on the code that runs, on older
+  code, estimates; `provenance` in hours), and per job its kind (train, glue or eval), rule, wildcards and
+  device-hours;
 - `built`: the build's own bill: per device job whether it is built and, for a built one, what it took.
 """
 from __future__ import annotations
@@ -20,10 +22,9 @@ from .jobs import GPU_KINDS
 
 
 def projected_jobs(bill: "Bill") -> list[dict]:
-    """Every device job of `bill` with its projected device-hours (training with the bill's sharing gain, as
-    Bill.training_hours counts it)."""
-    return [{"kind": j.kind, "rule": j.rule, "wildcards": j.wildcards,
-             "hours": j.projection.seconds / 3600 / (bill.sharing if j.kind == "train" else 1)}
+    """Every device job of `bill` with its projected device-hours (a training run with its measured gain of
+    sharing a GPU, as Bill.training_hours counts it)."""
+    return [{"kind": j.kind, "rule": j.rule, "wildcards": j.wildcards, "hours": j.hours}
             for j in bill.jobs.values() if j.kind in GPU_KINDS]
 
 
@@ -47,14 +48,28 @@ def papers(W) -> dict:
     return out
 
 
+def provenance_note(provenance: dict) -> str | None:
+    """What prices a bill's new device-hours (Bill.provenance), in one line; None when nothing is new."""
+    total = provenance["total"]
+    if not total:
+        return None
+    share = lambda key: f"{provenance[key] / total:.0%}"      # noqa: E731
+    return (f"Of the new device-hours, {share('current')} are priced from figures measured on the code that runs, "
+            f"{share('older')} from figures measured on older code and {share('estimated')} from estimates "
+            f"(sentaug cost says which)")
+
+
 def report_data(bill: "Bill", paper: "Bill") -> dict:
     """The front page's data: `bill` is the build's (its scale), `paper` the paper scale's (the same bill when the
     build is at paper scale)."""
     W = bill.paths
+    provenance = paper.provenance()
     return {"scale": bill.scale, "build": {**W.scale_meta(), "seeds": list(W.seeds)}, "papers": papers(W),
             "bill_page": W.report_bill_page(),
             "projected": {"scale": paper.scale, "device": paper.times.device, "step_times": paper.times.name,
-                          "notes": paper.notes, "jobs": projected_jobs(paper)},
+                          "notes": [*paper.notes, *filter(None, [provenance_note(provenance)])],
+                          "provenance": {k: provenance[k] for k in ("current", "older", "estimated", "total")},
+                          "jobs": projected_jobs(paper)},
             "built": {"scale": bill.scale, "jobs": built_jobs(bill)}}
 
 

@@ -63,11 +63,12 @@ class JobResources:
         times = self.step_times()
         if explicit is not None or times is None:
             return self.train_resources()["runtime"]
-        from .cost import project_run, train_runtime_minutes
+        from .cost import project_run, sharing_gain, train_runtime_minutes
 
         k = self.runs_per_gpu()
-        projection = project_run(self, self.run_spec(paper, backbone, method, seed), times, self.config)
-        return train_runtime_minutes(projection, k, times.sharing(k))
+        spec = self.run_spec(paper, backbone, method, seed)
+        projection = project_run(self, spec, times, self.config)
+        return train_runtime_minutes(projection, k, sharing_gain(times, self.config, spec, k)[0])
 
     def job_resources(self, rule: str) -> dict:
         """What a job of `rule` asks for beside its threads. A rule whose jobs use a GPU (sentaug.workflow.jobs)
