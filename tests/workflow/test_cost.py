@@ -673,3 +673,25 @@ def test_the_measured_glue_lengths_are_the_datas(mirror):
         split = read_glue(mirror, task, "train")
         counted = glue_lengths.histogram(glue_lengths.lengths(tok, split.text_a, split.text_b))
         assert {int(w): n for w, n in entries[task]["counts"].items()} == counted, task
+
+
+def test_glue_is_priced_with_its_recipes_batches_epochs_and_token_limits(shipped_config):
+    """A GLUE table's recipe (config.yaml glue.recipes) sets each task's batch, epochs and token limit, and the bill
+    follows it: CARDS Table 6's recipe runs RTE's 2,490 training pairs (workload.yaml) for 20 epochs in batches of
+    48 pairs up to 320 tokens (DeBERTa's RTE script, CARDS's epochs), where `sentaug evaluate glue`'s defaults run
+    3 epochs of 32: 3 x ceil(2,490 / 32) = 234 steps. Each epoch's buckets leave at most one partly filled batch
+    per bucket; a step of 48 pairs costs 48/32 of the measured 32-pair step at its width."""
+    recipe = shipped_config["glue"]["recipes"]["cards"]
+    assert cost.glue_settings("RTE", recipe) == (48, 20, 320)
+    assert cost.glue_settings("RTE", None) == (32, 3.0, 128)
+    assert sum(cost.glue_task_steps("RTE", None)[0].values()) == 3 * math.ceil(2490 / 32) == 234
+    steps, sizes = cost.glue_task_steps("RTE", None, recipe)
+    assert 20 * 2490 / 48 <= sum(steps.values()) <= 20 * (2490 / 48 + len(steps))
+    assert any("priced at 128" in s for s in sizes)          # 320 tokens asked, lengths counted up to 128
+    h200 = StepTimes.load("h200")
+    shape = cost.backbone_shape(shipped_config, "roberta-base")
+    projection = cost.project_glue(h200, shape, ["RTE"], None, False, recipe=recipe)
+    by_hand = sum(n * 48 / 32 * h200.glue_step(shape, False, w).ms / 1000 for w, n in steps.items())
+    assert projection.parts["steps_by_width"] == {w: round(n, 1) for w, n in sorted(steps.items())}
+    assert projection.seconds - projection.parts["startup"] - projection.parts["tasks_once"] == \
+        pytest.approx(by_hand)

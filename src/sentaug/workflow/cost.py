@@ -295,73 +295,98 @@ def project_suite(times: StepTimes, shape: dict, suite: str, startup: str = OWN)
 
 
 @lru_cache(maxsize=None)
-def glue_epoch(task: str) -> tuple[dict[int, int], list[str]]:
-    """One epoch of GLUE fine-tuning of `task` on a GPU (`sentaug.evaluate.glue_steps`, batching `buckets`):
-    {bucket width: steps}, from its pairs' lengths (workload.yaml's `glue_lengths`), and what in it is estimated.
-    The widths are those `bucket_widths` picks for these lengths; each bucket's pairs fill whole batches, the
-    buckets' remainders are pooled in bucket order into the epoch's last batches, each padded to its longest
-    pair's bucket. Without lengths for the task, every step at the widest width (an upper bound)."""
+def glue_epoch(task: str, batch: int = GLUE_BATCH, limit: int = GLUE_LENGTH) -> tuple[dict[int, int], list[str]]:
+    """One epoch of GLUE fine-tuning of `task` on a GPU (`sentaug.evaluate.glue_steps`, batching `buckets`) in
+    batches of `batch` pairs cut at `limit` tokens: {bucket width: steps}, from its pairs' lengths (workload.yaml's
+    `glue_lengths`, counted up to GLUE_LENGTH tokens), and what in it is estimated. The widths are those
+    `bucket_widths` picks for these lengths; each bucket's pairs fill whole batches, the buckets' remainders are
+    pooled in bucket order into the epoch's last batches, each padded to its longest pair's bucket. Without
+    lengths for the task, every step at the widest width (an upper bound)."""
     import numpy as np
 
     from ..evaluate.glue_steps import bucket_widths
 
     n, sizes = _count("glue_train", task)
     entry = (workload().get("glue_lengths") or {}).get(task)
+    widest = min(limit, GLUE_LENGTH)
+    if limit > GLUE_LENGTH:
+        sizes = [*sizes, f"{task}: pairs longer than the {GLUE_LENGTH} tokens counted priced at {GLUE_LENGTH} "
+                         f"(its recipe cuts at {limit}: a lower bound)"]
     if entry is None:
-        return {GLUE_LENGTH: math.ceil(n / GLUE_BATCH)}, [*sizes, f"{task}: no pair lengths, every step at "
-                                                                  f"{GLUE_LENGTH} tokens (an upper bound)"]
-    counts = {int(w): int(c) for w, c in sorted(entry["counts"].items())}
+        return {widest: math.ceil(n / batch)}, [*sizes, f"{task}: no pair lengths, every step at {widest} tokens "
+                                                        f"(an upper bound)"]
+    counts: dict[int, int] = {}
+    for w, c in sorted(entry["counts"].items()):
+        counts[min(int(w), widest)] = counts.get(min(int(w), widest), 0) + int(c)
     if sum(counts.values()) != n:
         raise ValueError(f"{WORKLOAD.name}: glue_lengths of {task} count {sum(counts.values())} pairs, glue_train "
                          f"{n}")
     if entry.get("basis") == "estimated":
         sizes = [*sizes, f"{task}: pair lengths estimated ({entry.get('note', WORKLOAD.name)})"]
-    widths = bucket_widths(np.repeat(list(counts), list(counts.values())), GLUE_LENGTH)
+    widths = bucket_widths(np.repeat(list(counts), list(counts.values())), widest)
     in_bucket: dict[int, int] = {}
     for length, c in counts.items():
         bucket = next(w for w in widths if w >= length)
         in_bucket[bucket] = in_bucket.get(bucket, 0) + c
-    steps = {w: c // GLUE_BATCH for w, c in in_bucket.items()}
-    pooled = [w for w, c in sorted(in_bucket.items()) for _ in range(c % GLUE_BATCH)]   # in bucket order
-    for start in range(0, len(pooled), GLUE_BATCH):
-        last = pooled[min(start + GLUE_BATCH, len(pooled)) - 1]
+    steps = {w: c // batch for w, c in in_bucket.items()}
+    pooled = [w for w, c in sorted(in_bucket.items()) for _ in range(c % batch)]   # in bucket order
+    for start in range(0, len(pooled), batch):
+        last = pooled[min(start + batch, len(pooled)) - 1]
         steps[last] = steps.get(last, 0) + 1
     return {w: c for w, c in sorted(steps.items()) if c}, sizes
 
 
-def glue_task_steps(task: str, max_steps: int | None) -> tuple[dict[int, float], list[str]]:
-    """Steps of fine-tuning `task` by bucket width: GLUE_EPOCHS epochs of `glue_epoch` (each whole epoch's mix
-    exactly; a part of one, or `max_steps`, in the epoch's proportions), and what in it is estimated."""
-    epoch, sizes = glue_epoch(task)
+def glue_settings(task: str, recipe: dict | None) -> tuple[int, float, int]:
+    """(batch, epochs, token limit) of fine-tuning `task`: a recipe's (config.yaml `glue.recipes`), else the
+    defaults of `sentaug evaluate glue` (GLUE_BATCH, GLUE_EPOCHS, GLUE_LENGTH)."""
+    from ..evaluate.glue import FinetuneConfig, task_config
+
+    cfg = task_config(FinetuneConfig(batch_size=GLUE_BATCH, epochs=GLUE_EPOCHS, max_seq_length=GLUE_LENGTH), task,
+                      recipe)
+    return cfg.batch_size, cfg.epochs, cfg.max_seq_length
+
+
+def glue_task_steps(task: str, max_steps: int | None, recipe: dict | None = None) -> tuple[dict[int, float], list[str]]:
+    """Steps of fine-tuning `task` by bucket width: its epochs (the recipe's, else GLUE_EPOCHS) of `glue_epoch` in
+    its batches and token limit (each whole epoch's mix exactly; a part of one, or `max_steps`, in the epoch's
+    proportions), and what in it is estimated."""
+    batch, epochs, limit = glue_settings(task, recipe)
+    epoch, sizes = glue_epoch(task, batch, limit)
     per_epoch = sum(epoch.values())
-    total = max_steps or max(1, math.ceil(GLUE_EPOCHS * per_epoch))
+    total = max_steps or max(1, math.ceil(epochs * per_epoch))
     full, rest = divmod(total, per_epoch)
     return {w: full * c + rest * c / per_epoch for w, c in epoch.items()}, sizes
 
 
 def project_glue(times: StepTimes, shape: dict, tasks, max_steps: int | None, rdrop: bool,
-                 startup: str = OWN) -> Projection:
-    """GLUE fine-tuning of every task (batch 32, 3 epochs or `max_steps` each) in one process: the job's start-up
-    (`startup`, as project_embedding's), each task's one-off work (tokenizing, warm-up steps, a CUDA graph per
-    length bucket) and its steps, each at the table's measured GLUE step of its bucket width (`glue_task_steps`;
-    an unmeasured width extrapolated, StepTimes.glue_step), with R-drop's second pass where asked. A table
-    without GLUE steps counts every step as a SimCSE step of 32 x 128 tokens (R-drop twice that) and says so."""
+                 startup: str = OWN, recipe: dict | None = None) -> Projection:
+    """GLUE fine-tuning of every task (a recipe's batches, epochs and token limits, else batch 32, 3 epochs and 128
+    tokens; or `max_steps` each) in one process: the job's start-up (`startup`, as project_embedding's), each
+    task's one-off work (tokenizing, warm-up steps, a CUDA graph per length bucket) and its steps, each at the
+    table's measured GLUE step of its bucket width (`glue_task_steps`; an unmeasured width extrapolated,
+    StepTimes.glue_step), scaled by its batch's pairs over the measured batch's 32, with R-drop's second pass where
+    asked. A table without GLUE steps counts every step as a SimCSE step of 32 x 128 tokens (R-drop twice that)
+    and says so."""
     tasks = list(tasks)
     start, basis, start_sources = _evaluation_start(times, startup)
-    by_width, sizes = {}, []
+    by_width, steps_by_width, sizes = {}, {}, []    # by_width: {width: steps of 32 pairs' work} (b pairs: b / 32)
     for task in tasks:
-        steps, task_sizes = glue_task_steps(task, max_steps)
+        steps, task_sizes = glue_task_steps(task, max_steps, recipe)
+        batch = glue_settings(task, recipe)[0]
         sizes += task_sizes
         for w, n in steps.items():
-            by_width[w] = by_width.get(w, 0.0) + n
+            by_width[w] = by_width.get(w, 0.0) + n * batch / GLUE_BATCH
+            steps_by_width[w] = steps_by_width.get(w, 0.0) + n
+    if recipe and any(glue_settings(t, recipe)[0] != GLUE_BATCH for t in tasks):
+        basis.append(f"steps of other batches than the measured {GLUE_BATCH} pairs scaled by their pairs")
     if shape["arch"] != "roberta" and times.glue_row(shape) is not None:
         sizes.append(f"GLUE pair lengths counted with roberta-base's tokenizer, not {shape['arch']}'s")
-    n_steps = round(sum(by_width.values()))
+    n_steps = round(sum(steps_by_width.values()))
     if times.glue_row(shape) is None:
         basis.append(f"GLUE steps as SimCSE steps of {GLUE_BATCH} x {GLUE_LENGTH} tokens")
         # one view per example of GLUE_LENGTH tokens = SimCSE's two views of half as many examples
         step = times.step_ms(shape, GLUE_BATCH * (2 if rdrop else 1), GLUE_LENGTH, views=1)
-        work, once, once_sources, step_sources = n_steps * step.ms / 1000, 0.0, [], step.sources
+        work, once, once_sources, step_sources = sum(by_width.values()) * step.ms / 1000, 0.0, [], step.sources
         basis += step.basis
         widest = step.ms
     else:
@@ -383,7 +408,7 @@ def project_glue(times: StepTimes, shape: dict, tasks, max_steps: int | None, rd
         widest = times.glue_step(shape, rdrop).ms
     return Projection(start + once + work, n_steps,
                       {"step_ms": 1000 * work / n_steps if n_steps else widest, "widest_step_ms": widest,
-                       "steps_by_width": {w: round(n, 1) for w, n in sorted(by_width.items())}, "startup": start,
+                       "steps_by_width": {w: round(n, 1) for w, n in sorted(steps_by_width.items())}, "startup": start,
                        "tasks_once": once},
                       basis, sizes, [("startup", start, start_sources), ("tasks_once", once, once_sources),
                                      ("steps", work, step_sources)])

@@ -48,8 +48,10 @@ def _evaluation(name_to_evaluation: Callable[[str], Evaluation]) -> Callable:
     def price(workflow, w: dict, times, startup: str = cost.OWN):
         evaluation = name_to_evaluation(w["evaluation"])
         if evaluation.suite == "glue":
+            options = dict(item.partition("=")[::2] for item in evaluation.options.split("~") if item)
+            recipe = workflow.glue_recipe(options["recipe"]) if "recipe" in options else None
             return GLUE, cost.project_glue(times, _shape(workflow, w), workflow.glue_tasks,
-                                           workflow.glue_max_steps(), "rdrop" in evaluation.options, startup)
+                                           workflow.glue_max_steps(), "rdrop" in options, startup, recipe)
         return EVAL, cost.project_suite(times, _shape(workflow, w), evaluation.suite, startup)
 
     return price
