@@ -168,22 +168,29 @@ def serve(path: str, preload=PRELOAD) -> None:
         _log(f"served {served} jobs")
 
 
+def read_request(conn: socket.socket, fds: list[int]) -> dict:
+    """A job's request on `conn` (its argv, environment and folder, as JSON after a length header); the stdio
+    descriptors sent with it are appended to `fds`, for the caller to close whatever happens."""
+    conn.settimeout(REQUEST_TIMEOUT_S)
+    data, received, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+    fds += received
+    if len(data) < HEADER.size:
+        raise ValueError("short request")
+    size = HEADER.unpack_from(data)[0]
+    data = data[HEADER.size:]
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            raise ValueError("truncated request")
+        data += chunk
+    return json.loads(data)
+
+
 def _start(conn: socket.socket, environ: dict, path_list: list[str], closing: list) -> int | None:
     """Read a job's request and fork it; the fork's pid, None when declined or unreadable."""
-    conn.settimeout(REQUEST_TIMEOUT_S)
     fds: list[int] = []
     try:
-        data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
-        if len(data) < HEADER.size:
-            raise ValueError("short request")
-        size = HEADER.unpack_from(data)[0]
-        data = data[HEADER.size:]
-        while len(data) < size:
-            chunk = conn.recv(size - len(data))
-            if not chunk:
-                raise ValueError("truncated request")
-            data += chunk
-        request = json.loads(data)
+        request = read_request(conn, fds)
     except (OSError, ValueError) as e:
         _log(f"unreadable request: {e}")
         for fd in fds:

@@ -171,20 +171,11 @@ def lead(argv: list[str], sock: str, lock: int, main) -> int:
 def serve_one(conn: socket.socket, mine, environ: dict, path_list: list[str], decline_reason, main) -> int:
     """Read a job's request and run its command here with its streams, folder and threads (1), or decline it
     (0)."""
-    from ..job_server import HEADER, REQUEST_TIMEOUT_S, THREADS_VARIABLE
+    from ..job_server import THREADS_VARIABLE, read_request
 
-    conn.settimeout(REQUEST_TIMEOUT_S)
     fds: list[int] = []
     try:
-        data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
-        size = HEADER.unpack_from(data)[0]
-        data = data[HEADER.size:]
-        while len(data) < size:
-            chunk = conn.recv(size - len(data))
-            if not chunk:
-                raise ValueError("truncated request")
-            data += chunk
-        request = json.loads(data)
+        request = read_request(conn, fds)
         if len(fds) != 3 or served(request["argv"]) != mine or decline_reason(request, environ, path_list):
             conn.sendall(b"declined\n")
             return 0
