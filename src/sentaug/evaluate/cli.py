@@ -41,8 +41,11 @@ def suite_data(suite: str, data: str | None, origin: str = "official", tasks=Non
     for group in dict.fromkeys(_source_of(folder, sources[origin]) for folder in [*wanted, *folders]):
         for name in source_names(group, origin, sources):
             if not all((home / output).exists() for output in sources[origin][name]["outputs"]):
-                print(f"fetching {name} ({origin}) into {home}", flush=True)
-                fetch(name, home, origin=origin)
+                mirror = os.environ.get("SENTAUG_MIRROR") if origin != "demo" else None
+                print(f"fetching {name} ({origin}) into {home}"
+                      + (f", from the mirror {mirror} ($SENTAUG_MIRROR) where it holds the files" if mirror else ""),
+                      flush=True)
+                print(fetch(name, home, origin=origin).said(name), flush=True)
     return str(home)
 
 
