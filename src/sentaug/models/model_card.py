@@ -142,9 +142,9 @@ def render_card(summary: dict, identity: dict, scores: list[dict]) -> str:
              "## Recipe", "", "| setting | value |", "|---|---|",
              *[f"| {k} | {spec[k]} |" for k in RECIPE if spec.get(k) is not None],
              f"| steps trained | {summary.get('steps')} (best at step {summary.get('best_step')}) |",
-             f"| device | {summary.get('device')}, {summary.get('train_seconds')} s |", "",
-             "The whole resolved recipe is `train_summary.json`'s `spec`; the loss at every step is in "
-             "`train_log.jsonl`.", "",
+             f"| device | {summary.get('device')} |", "",
+             "The whole resolved recipe is `train_summary.json`'s `spec` (with the time it took); the loss at every "
+             "step is in `train_log.jsonl`.", "",
              "## Scores", "",
              "Spearman or accuracy x100, as sentaug's records give them; MTEB-format result files sit beside each "
              "evaluation's record (`<suite>.mteb/`).", "",

@@ -313,19 +313,13 @@ class Workflow(Paths, Evaluations, JobResources):
         """The report pages of what is built so far, so that a partial build has a report of what it holds (rule
         report_built): each table, figure and leaderboard whose files exist and whose page can be made from files
         that exist (nothing is built but pages: a table whose runs were deleted keeps the page it has). With
-        `existing_pages`, the pages already written of outputs that exist: what `snakemake --report` shows."""
+        `existing_pages`, the pages already written: what `snakemake --report` shows without building."""
         from pathlib import Path
 
-        pages = []
-        for page, (shown, results) in self.page_inputs().items():
-            if not all(Path(f).is_file() for f in shown):
-                continue
-            if existing_pages:
-                if Path(page).is_file():
-                    pages.append(page)
-            elif all(Path(f).exists() for f in results()):
-                pages.append(page)
-        return pages
+        if existing_pages:
+            return [page for page in self.page_inputs() if Path(page).is_file()]
+        return [page for page, (shown, results) in self.page_inputs().items()
+                if all(Path(f).is_file() for f in shown) and all(Path(f).exists() for f in results())]
 
     def leaderboard_outputs(self) -> list[str]:
         return [self.path(pattern, board=board, ext=ext) for board in self.leaderboards
