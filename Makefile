@@ -63,14 +63,16 @@ dry-run-paper: | $(PYTHON)
 benchmark-workflow: | $(PYTHON)
 	$(PYTHON) benchmarks/workflow_budget.py
 
-# Snakemake's report of what was built (every table and figure, one category per paper): opens offline. Its
-# front page says what was built, how far each paper's tables are from its numbers, and the bill: the paper
-# scale's projection beside what the build took. `sentaug cost` writes the bill as data (with SNAKEFLAGS'
-# config); rule report_front_page renders the front page and the bill's page from it.
+# Snakemake's report of whatever is built (each table, figure and leaderboard whose files exist, one category per
+# paper): opens offline, after a full build or after one table alone. Its front page says what was built, what is
+# not built yet (each with the command that builds it), how far each paper's tables are from its numbers, and
+# the bill: the paper scale's projection beside what the build took. `sentaug cost` writes the bill as data (with
+# SNAKEFLAGS' config); rule report_built renders the pages of what is built (only those: --rerun-triggers mtime
+# keeps what is built as it was built), the front page and the bill's page; `snakemake --report` gathers them.
 report: | $(PYTHON)
 	$(PYTHON) -m sentaug.cli cost all --front-page --snakemake-args "$(SNAKEFLAGS)" > /dev/null
-	$(SNAKEMAKE) report_front_page --cores 1 $(SNAKEFLAGS)
-	$(SNAKEMAKE) --report $(REPORT) $(SNAKEFLAGS)
+	$(SNAKEMAKE) report_built --cores $(CORES) --rerun-triggers mtime --forcerun report_front_page $(SNAKEFLAGS)
+	$(SNAKEMAKE) --report $(REPORT) report_built $(SNAKEFLAGS)
 	@echo "Report written: open $(abspath $(REPORT)) in a browser"
 
 docs-cli: | $(PYTHON)

@@ -38,9 +38,26 @@ rule all:
         W.comparison_outputs(),
         list(W.report_pages().values()),
         W.report_bill_pages(),
-    default_target: True
+    default_target: not REPORTING    # `snakemake --report FILE` reports what is built (rule report_built)
     message:
         "every declared table and figure"
+
+
+# The report of whatever is built (`make report`): the pages of the tables, figures and leaderboards whose files
+# exist, and the front page when `sentaug cost all --front-page` wrote its data; what is not built yet is listed
+# on the front page with the command that builds it. `snakemake report_built` writes the pages; `snakemake
+# --report FILE report_built` (or plain `snakemake --report FILE`, whose default target this rule then is: a
+# default target is the Snakefile's own, not an included file's) shows the pages already written, and never fails
+# for a table or figure not built.
+rule report_built:
+    input:
+        pages=lambda w: W.built_report_pages(existing_pages=REPORTING),
+        front=[f for f in [W.report_front_page_file(), *W.report_bill_pages()] if W.report_bill_pages()
+               and (not REPORTING or os.path.isfile(f))],
+    default_target: REPORTING
+    localrule: True
+    message:
+        "the report's pages of what is built"
 
 
 # --config results=DIR puts every output under DIR (scale=small results=results/small keeps two scales apart): a
@@ -53,3 +70,16 @@ rule moved_target:
         "results/{path}",
     wildcard_constraints:
         path=moved_target_pattern(R),
+
+
+# A paper's table or figure asked for without its paper's folder (results/tables/table3.tex) is answered with
+# the papers' paths of that name, in one line, instead of Snakemake's MissingRuleException.
+rule misplaced_target:
+    input:
+        lambda w: misplaced_target(R, w.kind, w.name, w.ext, PAPERS),
+    output:
+        f"{R}/{{kind}}/{{name}}.{{ext}}",
+    wildcard_constraints:
+        kind="tables|figures",
+        name=misplaced_target_pattern([*W.leaderboards, "augmentations"]),
+        ext="tex|csv|md|pdf|png",

@@ -9,10 +9,11 @@ from pathlib import Path
 
 from sentaug.choices import answered
 from sentaug.report.pages import page_caption, rst_escape
-from sentaug.snakemake_hooks import (announce_first_table, augmentation_module, code_digest,
-                                     drop_local_job_rate_limit, export_job_environment, moved_target,
+from sentaug.snakemake_hooks import (announce_first_table, augmentation_module, build_flags, code_digest,
+                                     drop_local_job_rate_limit, explain_locks, export_job_environment,
+                                     misplaced_target, misplaced_target_pattern, moved_target,
                                      moved_target_pattern, part_plugin_modules, plugin_file, plugin_module,
-                                     share_evaluation_processes, share_gpus, start_job_server,
+                                     reporting, share_evaluation_processes, share_gpus, start_job_server,
                                      stop_job_server)
 from sentaug.train.mps import start_for_local_run as start_mps, stop_for_local_run as stop_mps
 from sentaug.workflow import Workflow, data_folders, parse_token_key
@@ -22,6 +23,10 @@ SRC = Path(workflow.basedir) / "src"
 export_job_environment(SRC, sys.executable)   # jobs import this checkout's src with this interpreter
 
 R = config.get("results", "results")
+# `snakemake --report FILE`: its default target is rule report_built, the report of whatever is built so far.
+REPORTING = reporting()
+if workflow.is_main_process:    # a second run in this folder: its lock error says whether the other one is alive
+    explain_locks()
 W = Workflow(config, results=R)
 SCALE = W.scale
 S = W.S
@@ -138,8 +143,10 @@ def train_runtime(w):
 
 def _train_code(w):
     """The trainer's modules (and those of the STS-B dev scoring it selects checkpoints with), and the plugins
-    that register a part of the run's method (the registry imports them by name, which the digest cannot follow)."""
-    return code("train/trainer.py", *map(plugin_file, part_plugin_modules(run_spec(w))))
+    that register a part of the run's method (the registry imports them by name, which the digest cannot follow);
+    not the model card's (its words retrain nothing: a card is rewritten at the run's next evaluation)."""
+    return code("train/trainer.py", *map(plugin_file, part_plugin_modules(run_spec(w))),
+                skip=("models/model_card.py", "models/identity.py"))
 
 
 def _train_modules(w):

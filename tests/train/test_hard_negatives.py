@@ -47,7 +47,7 @@ def test_cached_negatives_keep_the_changed_lines_only(setup):  # noqa: F811
     assert batch.lines == [changed[0], changed[2]]
     assert batch.anchors == batch.positives == [CORPUS[changed[0]], CORPUS[changed[2]]]
     assert batch.negatives == [augmented[changed[0]], augmented[changed[2]]]
-    spec["negatives"]["only_changed"] = False
+    spec["negatives"]["changed_only"] = False
     assert len(TrainingData(spec, corpus, [cache])) == len(CORPUS)
     with pytest.raises(ValueError, match="and negative source .cache. needs --positives with 1 cache file"):
         TrainingData(spec, corpus, [])

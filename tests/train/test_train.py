@@ -4,6 +4,7 @@ import json
 import pandas as pd
 import pytest
 import torch
+import yaml
 from safetensors.torch import load_file
 from transformers import AutoModel, AutoTokenizer, BertConfig, BertModel
 
@@ -184,6 +185,13 @@ def test_output_is_a_sentence_transformers_model_with_the_best_checkpoint(setup,
     assert set(dev_scores) == {2, 4}
     assert summary["best_step"] == max(dev_scores, key=dev_scores.get)
     assert summary["best_stsb_dev"] == pytest.approx(max(dev_scores.values()))
+    # its model card: what it is, its recipe and the score it was selected on, as the hub reads a README
+    card = (out / "README.md").read_text()
+    front = yaml.safe_load(card.split("---")[1])
+    assert front["library_name"] == "sentence-transformers" and "sentaug" in front["tags"]
+    (selected,) = front["model-index"][0]["results"]
+    assert selected["metrics"][0]["value"] == round(summary["best_stsb_dev"], 2)
+    assert f"with the method `{summary['spec']['method']}`" in card and "## Recipe" in card and "## How to cite" in card
     st = SentenceTransformer(str(out), device="cpu")
     model, tok = load_pretrained(out, "cpu")
     ours = embed(model, tok, ANCHORS[:3], poolers=("cls_before_pooler",))["cls_before_pooler"]

@@ -100,11 +100,11 @@ def test_the_plugins_cache_holds_negations_and_its_runs_trained_on_the_changed_l
             else:
                 diff = [(a, b) for a, b in zip(before, after) if a != b]
                 assert len(diff) == 1 and contracted[diff[0][0].lower()] == diff[0][1], (original, augmented)
-        # `only_changed: true`: the run's pairs are the lines the cache changed, with the same seed
+        # `changed_only: true`: the run's pairs are the lines the cache changed, with the same seed
         summary = json.loads((results / f"runs/demo/shared/tiny-bert/simcse_negation/seed{seed}/train_summary.json")
                              .read_text())
         assert summary["n_train_pairs"] == stats["n_changed"]
-        assert summary["spec"]["negatives"] == {"source": "cache", "augmentation": "negation", "only_changed": True,
+        assert summary["spec"]["negatives"] == {"source": "cache", "augmentation": "negation", "changed_only": True,
                                                 "settings": {"op": "negation"}}
 
 

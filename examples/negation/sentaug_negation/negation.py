@@ -4,7 +4,7 @@ SNCSE (Wang et al., 2022) trains unsupervised SimCSE with each sentence's negati
 almost every word with the sentence and means the opposite. This rule negates the first auxiliary verb after the
 first word (a question's leading auxiliary is left alone): it inserts "not" after it, or, when the sentence is
 negated there already, removes the negation. A line without an auxiliary comes back unchanged, and a method can
-train on the changed lines only (`only_changed: true`).
+train on the changed lines only (`changed_only: true`).
 """
 from sentaug.augment.registry import Param, register
 

@@ -29,10 +29,37 @@ def load_yaml(path: str | os.PathLike) -> dict:
 
 
 def validate(config: dict) -> None:
-    """Schema validation (with the offending key in the message) plus cross-reference checks."""
+    """Schema validation (with the offending key in the message) plus cross-reference checks; a setting declared
+    under its former name is read under its name of now, with a one-line note (`rename_former_settings`)."""
     load_plugins(config)
+    rename_former_settings(config)
     first_error(_validator(_parts_registered(), methods_only=False), config, "")
     check_references(config)
+
+
+_NOTED: set[str] = set()       # notes already printed by this process
+
+
+def rename_former_settings(config: dict, note=None) -> list[str]:
+    """Every method's settings declared under a former name (`sentaug.parts.Part.renamed`, e.g. a cached
+    negative's `only_changed`, now `changed_only` as for a cached positive) renamed in place; each printed once
+    per process as a one-line note on stderr (or given to `note`)."""
+    import sys
+
+    notes = []
+    for name, method in (config.get("methods") or {}).items():
+        if isinstance(method, dict):
+            try:
+                notes += parts.rename_settings(method, name)
+            except ValueError as e:
+                raise ConfigError(str(e)) from None
+    for line in notes:
+        if note is not None:
+            note(line)
+        elif line not in _NOTED:
+            _NOTED.add(line)
+            print(f"note: {line}", file=sys.stderr, flush=True)
+    return notes
 
 
 def first_error(validator, instance, prefix: str) -> None:
@@ -44,7 +71,31 @@ def first_error(validator, instance, prefix: str) -> None:
         if e.validator == "enum":       # a name (scale, pooler, source...): the closest valid ones first
             raise ConfigError(f"config key '{where}': "
                               + unknown(_what(where), e.instance, e.validator_value, full_list=_full_list(where)))
+        extra = _unexpected_key(e)
+        if extra is not None:           # a misspelt setting: the closest valid keys first
+            key = ".".join([*([where] if where != "<top level>" else []), str(extra)])
+            valid = list(e.schema.get("properties") or {})
+            raise ConfigError(f"config key '{key}': " + unknown("setting", extra, valid,
+                                                                 f" of {_where_words(where)}"))
         raise ConfigError(f"config key '{where}': {e.message}")
+
+
+def _unexpected_key(error) -> str | None:
+    """The first key a mapping may not have (a schema's `additionalProperties: false`), or None."""
+    if error.validator != "additionalProperties" or error.validator_value is not False:
+        return None
+    if not isinstance(error.instance, dict):
+        return None
+    allowed = error.schema.get("properties") or {}
+    import re
+
+    patterns = list((error.schema.get("patternProperties") or {}))
+    return next((k for k in error.instance if k not in allowed and not any(re.search(p, k) for p in patterns)),
+                None)
+
+
+def _where_words(where: str) -> str:
+    return "the configuration" if where == "<top level>" else f"'{where}'"
 
 
 def _part_kind(where: str):

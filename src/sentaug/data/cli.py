@@ -10,7 +10,7 @@ def cmd_download(a):
     from .download import fetch, source_names
 
     for name in source_names(a.name, a.origin):  # a group (`glue`) fetches each of its sources
-        fetch(name, a.out, origin=a.origin, mirror=a.mirror)
+        print(fetch(name, a.out, origin=a.origin, mirror=a.mirror).said(name), flush=True)
 
 
 def cmd_data_stats(a):

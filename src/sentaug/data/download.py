@@ -181,6 +181,7 @@ def _download(name: str, src: dict, key: str, cache: Path, mirror: str | None = 
                 "mirror" in spec else None
             if found is not None:
                 _copy(found, path)
+                _FROM_MIRROR.append(found)
                 origin = f"mirror {found}"
             else:
                 download_url(spec["url"], path)
@@ -265,6 +266,7 @@ def _stage_official(name: str, sources: dict, stage: Path, mirror: str | None, c
             official[rel] = pin
         else:
             _copy(found, stage / rel)
+            _FROM_MIRROR.append(found)
             verify(stage / rel, pin, f"{name}: {rel} (from mirror {found})")
     if not official:
         return
@@ -367,9 +369,35 @@ def source_names(name: str, origin: str = "official", sources: dict | None = Non
     return group
 
 
+# The mirror's files that the fetch under way copied (fetch resets it and reports them in its `Fetched`).
+_FROM_MIRROR: list[Path] = []
+
+
+class Fetched(list):
+    """The output paths a fetch wrote, and where their files came from: `mirror` (the mirror folder used, None
+    without one) and `from_mirror` (how many files it gave; the others came from the official addresses or the
+    download cache, or from the bundled demo data)."""
+
+    def __init__(self, paths, origin: str, mirror: str | None, from_mirror: int):
+        super().__init__(paths)
+        self.origin, self.mirror, self.from_mirror = origin, mirror, from_mirror
+
+    def said(self, name: str) -> str:
+        """One line: what was fetched, into where, and from where."""
+        where = ", ".join(str(p) for p in self) or "nothing"
+        if self.origin == "demo":
+            return f"{name}: {where} (the bundled demo data)"
+        if self.mirror and self.from_mirror:
+            return f"{name}: {where}, {self.from_mirror} file(s) from the mirror {self.mirror}, checked against their pins"
+        if self.mirror:
+            return f"{name}: {where}, from the official addresses (the mirror {self.mirror} does not hold it)"
+        return f"{name}: {where}, from the official addresses (no mirror set: data.mirror or $SENTAUG_MIRROR)"
+
+
 def fetch(name: str, out_root: str | os.PathLike, origin: str = "official", mirror: str | None = None,
-          sources: dict | None = None) -> list[Path]:
-    """Fetch source `name` of `origin` into `out_root`; returns the output paths written."""
+          sources: dict | None = None) -> Fetched:
+    """Fetch source `name` of `origin` into `out_root`; returns the output paths written (a `Fetched`: a list
+    that also says whether the mirror gave them)."""
     sources = sources or load_sources()
     if name not in sources.get(origin, {}):
         raise DownloadError(unknown(f"{origin} source", name, sorted(sources[origin]),
@@ -382,6 +410,7 @@ def fetch(name: str, out_root: str | os.PathLike, origin: str = "official", mirr
     out_root.mkdir(parents=True, exist_ok=True)
     cache = out_root / ".cache"
     stage = Path(tempfile.mkdtemp(prefix=f".{name.replace('/', '_')}.", dir=out_root))
+    _FROM_MIRROR.clear()
     try:
         if origin == "demo":
             _stage_demo(name, src, stage)
@@ -395,6 +424,6 @@ def fetch(name: str, out_root: str | os.PathLike, origin: str = "official", mirr
                 shutil.rmtree(target)
             os.replace(stage / output, target)
             written.append(target)
-        return written
+        return Fetched(written, origin, mirror if origin != "demo" else None, len(_FROM_MIRROR))
     finally:
         shutil.rmtree(stage, ignore_errors=True)

@@ -12,7 +12,8 @@ SentenceTransformer, an encoder of your own.
 Each suite's distinct sentences are encoded in one `encode` call and scored by the suite's own scoring function
 with its defaults (those of `sentaug evaluate <suite>`; `options={"transfer": {"mode": "test"}}` changes
 them), so a model folder gets the command line's figures exactly. With `results_dir`, each suite's record goes
-to <results_dir>/<model>/<suite>.json, as `sentaug evaluate` files it without --out, with the versions that
+to <results_dir>/<model>/<suite>.json, as `sentaug evaluate` files it without --out (a folder's with MTEB's result
+files beside it, `sentaug.evaluate.mteb_results`), with the versions that
 made it. GLUE fine-tunes a model's weights and the analysis suite reads its tokens: they take a folder, through
 `sentaug evaluate glue|analysis --model`.
 """
@@ -152,5 +153,9 @@ def evaluate(model, suites: str | list[str] = "sts", *, data: str | os.PathLike 
             from .cli import result_file
 
             write_json(result_file(results_dir, name, suite), results[suite])
+            if not hasattr(model, "encode") or isinstance(model, (str, os.PathLike)):   # a folder: MTEB's files too
+                from .mteb_results import export
+
+                export(result_file(results_dir, name, suite), encoder.folder.path, suite, name)
     return results
 

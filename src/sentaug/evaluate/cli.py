@@ -41,8 +41,11 @@ def suite_data(suite: str, data: str | None, origin: str = "official", tasks=Non
     for group in dict.fromkeys(_source_of(folder, sources[origin]) for folder in [*wanted, *folders]):
         for name in source_names(group, origin, sources):
             if not all((home / output).exists() for output in sources[origin][name]["outputs"]):
-                print(f"fetching {name} ({origin}) into {home}", flush=True)
-                fetch(name, home, origin=origin)
+                mirror = os.environ.get("SENTAUG_MIRROR") if origin != "demo" else None
+                print(f"fetching {name} ({origin}) into {home}"
+                      + (f", from the mirror {mirror} ($SENTAUG_MIRROR) where it holds the files" if mirror else ""),
+                      flush=True)
+                print(fetch(name, home, origin=origin).said(name), flush=True)
     return str(home)
 
 
@@ -53,6 +56,23 @@ def _in_precision(handler):
 
         with embedding_precision(a.precision):
             return handler(a)
+
+    run.__name__ = handler.__name__
+    return run
+
+
+def _with_mteb(handler):
+    """`handler`, then its record also as MTEB's result files beside it (`<name>.mteb/`) and, for a trained run,
+    its scores in the run's model card (`sentaug.evaluate.mteb_results.export`)."""
+    def run(a):
+        out = handler(a)
+        if getattr(a, "out", None) and Path(a.out).is_file():
+            from .mteb_results import export
+
+            written = export(a.out, a.model, a.suite_name, getattr(a, "model_name", None))
+            if written is not None:
+                print(f"MTEB result files: {written}", flush=True)
+        return out
 
     run.__name__ = handler.__name__
     return run
@@ -77,6 +97,7 @@ def _resolved(a, suite: str, folders=()):
         print(f"{a.model}: {embedding.pooler}{' + L2 normalisation' if embedding.normalize else ''} "
               f"({embedding.source})", flush=True)
     a.model, a.pooler, a.normalize = str(model.path), embedding.pooler, embedding.normalize
+    a.model_name = model.name       # what its results are filed under, and its MTEB name when a local folder
     a.out = a.out or str(result_file(a.results_dir, model.name, suite))
     a.data = suite_data(suite, a.data, a.origin, getattr(a, "tasks", None), folders)
     return a
@@ -228,6 +249,20 @@ def cmd_evaluate_suites(a):
             command.func(command)
 
 
+def cmd_evaluate_mteb(a):
+    """`sentaug evaluate mteb`: `<name>.mteb/` beside each result file given or found (its model: the record's
+    `model`, which must still be there), and a trained run's scores in its card."""
+    from .mteb_results import export
+
+    files = []
+    for item in map(Path, a.records):
+        files += sorted(p for p in item.rglob("*.json") if ".mteb" not in p.parent.as_posix()) if item.is_dir() \
+            else [item]
+    written = [w for w in (export(f) for f in files) if w is not None]
+    print(f"MTEB result files for {len(written)} of {len(files)} result files" + (f": {written[0]}, ..." if written
+                                                                                  else ""))
+
+
 def _suite_args(parser, data_help: str, tasks: bool = True) -> None:
     """The arguments every `evaluate SUITE` shares, plus --tasks."""
     model_arg(parser, "the model to evaluate: a folder (a trained run, a backbone, a sentence-transformers or "
@@ -333,8 +368,8 @@ def add_evaluate_commands(sub) -> None:
     co.add_argument("--C", type=float, default=1.0, help="inverse L2 strength (scikit-learn's C)")
     co.add_argument("--max-iter", type=int, default=1000, help="solver iterations (default: 1000)")
     co.set_defaults(func=cmd_evaluate_cola)
-    for suite in evs.choices.values():
-        suite.set_defaults(func=_in_precision(suite.get_default("func")))
+    for name, suite in evs.choices.items():
+        suite.set_defaults(func=_in_precision(_with_mteb(suite.get_default("func"))), suite_name=name)
     several = evs.add_parser("suites", help="several suites of one model in one process: the model loaded once, "
                                             "each suite's result file as its own command writes it")
     model_arg(several, "the model to evaluate: a folder (a trained run, a backbone, a sentence-transformers or "
@@ -352,6 +387,11 @@ def add_evaluate_commands(sub) -> None:
                          help="one suite and its own arguments, as `sentaug evaluate SUITE` takes them, but for "
                               "the model, the device and the flags above (repeatable; run in this order)")
     several.set_defaults(func=_in_precision(cmd_evaluate_suites), suite_parsers=dict(evs.choices))
+    mt = evs.add_parser("mteb", help="MTEB's result files (and a trained run's model card scores) from result "
+                                     "files already written: what every evaluation now writes beside its record")
+    mt.add_argument("records", nargs="+", metavar="RESULT.json|DIR",
+                    help="result files of `sentaug evaluate` or the workflow, or folders searched for them")
+    mt.set_defaults(func=cmd_evaluate_mteb)
 
 
 def cmd_augment_cosine(a):

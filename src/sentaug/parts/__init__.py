@@ -18,8 +18,9 @@ from ..augment.registry import Param
 from . import losses, negatives, positives  # noqa: F401 (the built-in parts register on import)
 from .base import CORPUS_LINES, KINDS, NLI_TRIPLETS, ContrastiveLoss, NegativeSource, Objective, Part, PositiveSource
 from .registry import (ENTRY_POINT_GROUP, Composition, augmentation_references, compose, declared, get,
-                       load_modules, method_schema, names, needs_lm_head, register, resolve)
+                       load_modules, method_schema, names, needs_lm_head, register, rename_settings, resolve)
 
 __all__ = ["Param", "CORPUS_LINES", "KINDS", "NLI_TRIPLETS", "ContrastiveLoss", "NegativeSource", "Objective", "Part",
            "PositiveSource", "ENTRY_POINT_GROUP", "Composition", "augmentation_references", "compose", "declared",
-           "get", "load_modules", "method_schema", "names", "needs_lm_head", "register", "resolve"]
+           "get", "load_modules", "method_schema", "names", "needs_lm_head", "register", "rename_settings",
+           "resolve"]

@@ -68,6 +68,9 @@ class Part:
     feature: ClassVar[str] = ""           # what it is, in the bill's basis (default: its name)
     needs_views: ClassVar[bool] = False   # its step encodes the anchors and positives
     needs_lm_head: ClassVar[bool] = False  # it needs the backbone's masked-LM head
+    # Former names of its settings ({former: now}): a declaration that uses one is read with the name of now and a
+    # one-line note (`sentaug.parts.registry.rename_settings`), so that one idea has one name in every part.
+    renamed: ClassVar[dict[str, str]] = {}
 
     def __init__(self, settings: dict[str, Any], key: str, method: str):
         self.settings, self.key, self.method = settings, key, method

@@ -54,9 +54,10 @@ class _HardNegatives(NegativeSource):
 
 @register("cache", description="AugCSE: each example's cached augmentation as its hard negative",
           augmentation=Param(None, "the declared augmentation used as hard negative", type=str, required=True),
-          only_changed=Param(True, "train on the lines it changed only"), shared=SHARED)
+          changed_only=Param(True, "train on the lines it changed only"), shared=SHARED)
 class CachedNegatives(_HardNegatives):
     examples = CORPUS_LINES
+    renamed = {"only_changed": "changed_only"}      # as a cached positive names it
 
     @classmethod
     def carried(cls, entry):
@@ -73,7 +74,7 @@ class CachedNegatives(_HardNegatives):
         return {**declared, "settings": dict(config["augmentations"][declared["augmentation"]])}
 
     def changed_only(self):
-        return [0] if self.settings["only_changed"] else []
+        return [0] if self.settings["changed_only"] else []
 
     def load(self, data, tables):
         (table,) = tables

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..augment.registry import Param
+from ..choices import did_you_mean
 from ..plugins import PluginError, PluginModules
 from .base import CORPUS_LINES, KINDS, ContrastiveLoss, NegativeSource, Objective, Part, PositiveSource
 
@@ -183,14 +184,41 @@ def settings(cls: type[Part], key: str, entry: dict, method: str) -> dict[str, A
     trainer reads the files it is given, whatever their augmentation's name."""
     k = KINDS[cls.kind]
     params = {**k.common, **cls.params}
-    given = {s: v for s, v in entry.items() if s != k.field and s not in cls.carried(entry)}
+    given = {cls.renamed.get(s, s): v for s, v in entry.items()     # a spec recorded under a former name reads
+             if s != k.field and s not in cls.carried(entry)}         # as the name of now (rename_settings)
     for setting in given:
         if setting not in params:
             others = [n for n in names(cls.kind) if setting in get(cls.kind, n).params]
             why = (f"{setting} needs {k.noun} {' or '.join(repr(n) for n in others)}" if others else
                    f"{k.noun} {cls.name!r} takes: {', '.join(params) or 'no settings'}")
-            raise ValueError(f"method '{method}': {key}.{setting} does not apply to {k.field} {cls.name!r} ({why})")
+            guess = did_you_mean(setting, params)
+            raise ValueError(f"method '{method}': {key}.{setting} does not apply to {k.field} {cls.name!r}"
+                             + (f" (did you mean '{guess}'?)" if guess and not others else "") + f" ({why})")
     return {s: p.check(given.get(s, p.default), f"method '{method}': {key}.{s}") for s, p in params.items()}
+
+
+def rename_settings(method: dict, name: str) -> list[str]:
+    """Rename, in place, each setting `method` declares under a part's former name (`Part.renamed`), keeping its
+    place; returns one note per renamed setting. Both names given is an error (ValueError naming both)."""
+    notes = []
+    for kind, k in KINDS.items():
+        raw = method.get(k.key)
+        for i, entry in enumerate((raw or []) if k.many else [raw]):
+            if not isinstance(entry, dict) or (kind, entry.get(k.field)) not in _REGISTRY:
+                continue    # a name alone, or an unknown part: the schema answers that
+            key = f"{k.key}.{entry.get(k.field, i)}" if k.many else k.key
+            for old, new in _REGISTRY[(kind, entry[k.field])].renamed.items():
+                if old not in entry:
+                    continue
+                if new in entry:
+                    raise ValueError(f"method '{name}': {key}.{old} and {key}.{new} are one setting ({old} is its "
+                                     f"former name): keep {new}")
+                renamed = {(new if s == old else s): v for s, v in entry.items()}
+                entry.clear()
+                entry.update(renamed)
+                notes.append(f"method '{name}': {key}.{old} is now called {key}.{new} (read as such; rename it "
+                             f"in your configuration)")
+    return notes
 
 
 def needs_lm_head(spec: dict) -> bool:

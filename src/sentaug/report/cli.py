@@ -48,7 +48,7 @@ def cmd_report_census(a):
 def cmd_report_front_page(a):
     from .front_page import render_front_page
 
-    render_front_page(a.data, a.out, a.page)
+    render_front_page(a.data, a.out, a.page, build_flags=a.build_flags)
 
 
 def result_args(parser, inputs: str, out: str) -> None:
@@ -120,4 +120,7 @@ def add_report_commands(sub, leaderboard_progress) -> None:
     fp.add_argument("--data", required=True, help="<results>/report/bill.<scale>.json")
     out_arg(fp, "the front page (.rst), which the Snakefile's `report:` takes")
     fp.add_argument("--page", required=True, help="the bill's page (.html): its full table")
+    fp.add_argument("--build-flags", default="", metavar="FLAGS",
+                    help="the build's --config/--configfile flags, added to each command the front page gives for "
+                         "what is not built yet")
     fp.set_defaults(func=cmd_report_front_page)

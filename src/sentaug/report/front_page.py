@@ -1,6 +1,7 @@
 """The report's front page (`make report`), from the data `sentaug cost all --front-page` writes
 (`sentaug.workflow.report_data`): report/workflow.rst, then what was built (scale, data, backbones, commit), one
-line per paper (how far its built tables are from the paper's numbers, linking to them) and the bill's totals
+line per paper (how far its built tables are from the paper's numbers, linking to them), what is not built yet
+(each table and figure with the command that builds it) and the bill's totals
 (`sentaug.report.bill_page`, whose own page holds the full table).
 
 Rule report_front_page writes it to <results>/report/front.<scale>.rst, which the Snakefile's `report:` takes
@@ -60,7 +61,8 @@ def paper_rows(data: dict) -> list[dict]:
     built tables."""
     rows = []
     for paper in data["papers"].values():
-        tables = [{"name": name, "page": t["page"], **read_table(t["csv"])}
+        tables = [{"name": name, "page": t["page"], "target": str(Path(t["csv"]).with_suffix(".tex")),
+                   **read_table(t["csv"])}
                   for name, t in sorted(paper["tables"].items(), key=lambda kv: _natural(kv[0]))]
         for t in tables:
             t["median"] = statistics.median(t["deltas"]) if t["deltas"] else None
@@ -68,6 +70,9 @@ def paper_rows(data: dict) -> list[dict]:
         rows.append({"short": paper["short"], "tables": tables, "cells": len(deltas),
                      "median": statistics.median(deltas) if deltas else None,
                      "figures": sum(Path(f["output"]).is_file() for f in paper["figures"].values()),
+                     "figures_missing": [(name, f["output"]) for name, f in sorted(paper["figures"].items(),
+                                                                                   key=lambda kv: _natural(kv[0]))
+                                         if not Path(f["output"]).is_file()],
                      "figures_declared": len(paper["figures"])})
     return rows
 
@@ -115,26 +120,78 @@ def built_section(data: dict, papers: list[dict]) -> list[str]:
              + (f" ({skipped} not built at this scale)" if skipped else "")
              + f", {figures[0]} of {_plural(figures[1], 'figure')}, {sum(j['built'] for j in runs)} of "
                f"{_plural(len(runs), 'training run')}."]
+    missing = not_built(papers)
+    if missing["tables"] or missing["figures"]:
+        lines.append(f"- **Not built yet**: {_plural(len(missing['tables']), 'table')} and "
+                     f"{_plural(len(missing['figures']), 'figure')}, each listed below with the command that "
+                     f"builds it.")
     commits = Counter(t["commit"] for t in built if t.get("commit"))
     if commits:
         stamps = sorted(t["built"] for t in built if t.get("built"))
         machines = sorted({t["machine"] for t in built if t.get("machine")})
-        which = ", ".join(f"``{c}``" + (f" ({_plural(n, 'table')})" if len(commits) > 1 else "")
+        which = ", ".join(_source(c) + (f" ({_plural(n, 'table')})" if len(commits) > 1 else "")
                           for c, n in commits.most_common())
         when = stamps[0] if stamps[0] == stamps[-1] else f"{stamps[0]} to {stamps[-1]}"
-        lines.append(f"- **From commit** {which}: tables built {rst_escape(when)} on "
+        word = "From release" if all(_is_release(c) for c in commits) else "From commit"
+        lines.append(f"- **{word}** {which}: tables built {rst_escape(when)} on "
                      f"{rst_escape('; '.join(machines))}.")
     return _section("What was built") + lines
+
+
+def _is_release(commit: str) -> bool:
+    """A build stamp's `commit` of a copy without git history: its release's version (`v0.1.0`), or `unknown`
+    as copies stamped before the version was recorded say."""
+    return commit == "unknown" or bool(re.fullmatch(r"v\d+(\.\d+)*\S*", commit))
+
+
+def _source(commit: str) -> str:
+    """A build stamp's commit as the front page names it: the commit, or the release of a copy without git."""
+    if commit == "unknown":
+        from .. import __version__
+
+        commit = f"v{__version__}"
+    return f"``{commit}``" + (" (a copy without git history)" if _is_release(commit) else "")
+
+
+def not_built(papers: list[dict]) -> dict:
+    """The paper tables and figures not built yet (their files missing; a table skipped at this scale is built:
+    its CSV says why), each with its target's path."""
+    return {"tables": [(p["short"], t["name"], t["target"]) for p in papers for t in p["tables"]
+                       if t["state"] == "missing"],
+            "figures": [(p["short"], name, output) for p in papers for name, output in p["figures_missing"]]}
+
+
+def command(target: str, flags: str = "") -> str:
+    """The command that builds `target` at the build's settings (`flags`: its --config / --configfile)."""
+    return f".venv/bin/snakemake {target} --cores all" + (f" {flags}" if flags else "")
+
+
+def not_built_section(papers: list[dict], flags: str = "") -> list[str]:
+    """Every table and figure not built yet, with the command that builds it and only what it needs; then
+    `make report` again shows it."""
+    missing = not_built(papers)
+    rows = [[rst_escape(paper), rst_escape(name), f"``{command(target, flags)}``"]
+            for kind in ("tables", "figures") for paper, name, target in missing[kind]]
+    if not rows:
+        return []
+    return (_section("Not built yet")
+            + ["Each command builds that output and only what it needs; ``make report`` (with the same "
+               "``SNAKEFLAGS``) then adds its page. ``make demo`` (or ``make small``) builds them all.", ""]
+            + _list_table(["paper", "output", "command"], rows))
 
 
 def papers_section(papers: list[dict]) -> list[str]:
     rows = []
     for p in papers:
         built = [t for t in p["tables"] if t["state"] == "built"]
-        links = " · ".join(result_link(t["name"], t["page"]) + (
-            f" ({t['median']:.2f})" if t["median"] is not None else " (not built)" if t["state"] != "built" else "")
-            for t in p["tables"])
-        rows.append([category_link(p["short"], p["short"]), f"{len(built)} of {len(p['tables'])}",
+        links = " · ".join((rst_escape(t["name"]) + " (not built)" if t["state"] == "missing" else
+                            result_link(t["name"], t["page"])
+                            + (f" ({t['median']:.2f})" if t["median"] is not None else
+                               " (not built at this scale)" if t["state"] == "skipped" else ""))
+                           for t in p["tables"])
+        shown = built or p["figures"]       # a paper with nothing built has no category in the report
+        rows.append([category_link(p["short"], p["short"]) if shown else rst_escape(p["short"]),
+                     f"{len(built)} of {len(p['tables'])}",
                      f"{p['median']:.2f} ({p['cells']} cells)" if p["median"] is not None else "–", links or "–"])
     return (_section("How far from the papers")
             + [rst_escape("The median |Δ| of a paper's cells: the absolute difference between each number built "
@@ -160,17 +217,18 @@ def bill_section(data: dict) -> list[str]:
                + ", per backbone and method.", ""])
 
 
-def front_page_rst(data: dict, static_page: Path = STATIC_PAGE) -> str:
+def front_page_rst(data: dict, static_page: Path = STATIC_PAGE, build_flags: str = "") -> str:
     papers = paper_rows(data)
     lines = [static_page.read_text(encoding="utf-8").rstrip(), "", *built_section(data, papers),
-             *papers_section(papers), *bill_section(data)]
+             *papers_section(papers), *not_built_section(papers, build_flags), *bill_section(data)]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def render_front_page(data_file: str, out: str, page: str) -> None:
-    """CLI entry: the front page (`out`, RST) and the bill's page (`page`, HTML) from the front page's data."""
+def render_front_page(data_file: str, out: str, page: str, build_flags: str = "") -> None:
+    """CLI entry: the front page (`out`, RST) and the bill's page (`page`, HTML) from the front page's data;
+    `build_flags` (the build's --config) go into the commands that build what is missing."""
     data = json.loads(Path(data_file).read_text(encoding="utf-8"))
     with atomic_path(page) as tmp:
         tmp.write_text(bill_page_html(data), encoding="utf-8")
     with atomic_path(out) as tmp:
-        tmp.write_text(front_page_rst(data), encoding="utf-8")
+        tmp.write_text(front_page_rst(data, build_flags=build_flags), encoding="utf-8")

@@ -81,18 +81,27 @@ def machine() -> str:
 
 def commit(src: Path = Path(__file__).resolve().parents[3]) -> str:
     """The git commit of the checkout this package runs from (`-dirty` with uncommitted changes to tracked
-    files), or "unknown" outside a git checkout."""
+    files); outside a git checkout (an unpacked release) the release's version as its tag names it, `v0.1.0`."""
     def git(*args):
         return subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True, timeout=30)
 
+    if not (src / ".git").exists():     # not a checkout (an unpacked release inside another repository too)
+        return release_tag()
     try:
         head = git("rev-parse", "--short=12", "HEAD")
         if head.returncode != 0:
-            return "unknown"
+            return release_tag()
         dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
+        return release_tag()
     return head.stdout.strip() + ("-dirty" if dirty else "")
+
+
+def release_tag() -> str:
+    """This package's version as its release's git tag (`v0.1.0`): what a copy without git history was built from."""
+    from .. import __version__
+
+    return f"v{__version__}"
 
 
 def _read(path: Path) -> dict | None:

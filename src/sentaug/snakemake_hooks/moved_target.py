@@ -28,3 +28,40 @@ def moved_target(results: str, path: str):
     results = os.path.normpath(results)
     raise Answer(f"results/{path}: with --config results={results} every output is under {results}/: ask for "
                  f"{results}/{path}")
+
+
+# Rule misplaced_target: a paper's table or figure asked for without its paper's folder
+# (`results/tables/table3.tex`, which no rule makes) is answered with the papers' paths of that name.
+OUTPUT_KINDS = {"tables": "table", "figures": "figure"}
+
+
+def misplaced_target_pattern(taken: list[str]) -> str:
+    """The {name} wildcard of rule misplaced_target: a file name directly under <results>/tables or
+    <results>/figures that is none of `taken` (the leaderboards' and the census's, which other rules make)."""
+    import re as _re
+
+    names = "|".join(_re.escape(t) for t in taken)
+    return rf"(?!(?:{names})\.)[^/.]+" if names else r"[^/.]+"
+
+
+def misplaced_target(results: str, kind: str, name: str, ext: str, papers: dict) -> None:
+    """Rule misplaced_target's input function: `<results>/<kind>/<name>.<ext>` names no paper. Answers with
+    the paths of the papers that declare `name` (sentaug.choices.Answer: the message alone), else with the
+    closest names and where to list them all."""
+    from ..choices import did_you_mean
+
+    what = OUTPUT_KINDS[kind]
+    asked = f"{results}/{kind}/{name}.{ext}"
+    where = [p for p, paper in papers.items() if name in (paper.get(kind) or {})]
+    if where:
+        raise Answer(f"{asked}: a paper's {what} is under the paper's folder, {results}/{kind}/<paper>/{name}.{ext}; "
+                     f"{len(where)} {'paper declares' if len(where) == 1 else 'papers declare'} {what} '{name}': "
+                     + ", ".join(f"{results}/{kind}/{p}/{name}.{ext}" for p in where))
+    every = [f"{p}/{n}" for p, paper in papers.items() for n in (paper.get(kind) or {})]
+    guess = did_you_mean(name, [n.split("/")[1] for n in every])
+    examples = [n for n in every if guess and n.endswith(f"/{guess}")] or every[:3]
+    raise Answer(f"{asked}: no paper declares a {what} '{name}'"
+                 + (f" (did you mean '{guess}'?)" if guess else "")
+                 + f"; a paper's {what} is {results}/{kind}/<paper>/<{what}>.{ext}, e.g. "
+                 + ", ".join(f"{results}/{kind}/{n}.{ext}" for n in examples)
+                 + f" (`.venv/bin/sentaug list {kind}` lists them all)")

@@ -8,7 +8,7 @@ source's `pair`), the original sentences (MLM input), the hard negatives and the
 The caches a run reads (`sentaug train --positives`) come in the order `Composition.caches` gives: the positive
 source's, the augmented view's, then the other parts'. A part may restrict the run to the lines its cache changed
 (`Part.changed_only`: a cached positive's `changed_only`, AugCSE appendix A.14; a cached negative's
-`only_changed`, AugCSE Section 3.1, which removes data points without a successful negative augmentation).
+`changed_only` too, AugCSE Section 3.1, which removes data points without a successful negative augmentation).
 
 `positive.proportion` (SDA Figure 2a; default 1): the share of a batch's pairs whose positive comes from the
 source; the other pairs use the anchor itself, i.e. SimCSE's dropout positive. Exactly round(p * B) pairs of a

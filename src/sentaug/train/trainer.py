@@ -20,7 +20,8 @@ ever, so CPU runs give the same numbers bit for bit. Benchmarks and measurements
 `train_summary.json` records which path ran (`step_path`: graph or eager, and why).
 
 Output folder (`out`): the best model in Hugging Face layout (loadable by AutoModel and
-SentenceTransformer), `train_log.jsonl` and `train_summary.json`. While training, everything lives in
+SentenceTransformer), `train_log.jsonl`, `train_summary.json` and `README.md`, its model card
+(`sentaug.models.model_card`). While training, everything lives in
 `<out>.partial/` and is renamed to `out` only when the run has finished.
 """
 from __future__ import annotations
@@ -37,6 +38,7 @@ import torch
 
 from ..config import spec_digest
 from ..io import write_json
+from ..models.model_card import write_card
 from ..models.encoder import SentenceEncoder, pick_device
 from ..models.hub import model_source
 from ..models.tokens import TokenTable
@@ -402,6 +404,7 @@ class TrainingRun:
         final = partial / "best"
         shutil.copyfile(self.log_path, final / "train_log.jsonl")
         write_json(final / "train_summary.json", summary)
+        write_card(final, summary)      # README.md: the model card, so that the folder uploads to a hub as it is
         if out.exists():
             shutil.rmtree(out)
         os.replace(final, out)   # the one step that makes the run visible, complete

@@ -101,6 +101,7 @@ RULES: dict[str, JobKind] = {
                      "augment_cosine", "conformance", "census", "tokenization_effects", "describe_spec",
                      "describe_model_size", "leaderboard", "compare", "report_table", "report_figure",
                      "report_census", "report_leaderboard", "report_front_page", "moved_target"], CPU),
+    **dict.fromkeys(["report_built", "misplaced_target"], CPU),
 }
 
 

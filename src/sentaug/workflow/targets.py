@@ -319,6 +319,39 @@ class Workflow(Paths, Evaluations, JobResources):
             pages[self.path("board_table", board=board, ext="tex")] = self.path("board_page", board=board)
         return pages
 
+    def page_inputs(self) -> dict[str, tuple[list[str], "callable"]]:
+        """Per report page: the files that show its output were built (a table's .tex and .csv; a figure's .pdf,
+        .png and .csv; a leaderboard's .tex, .csv and figure), and a function giving the result files its rule
+        also reads (the table's, figure's or board's inputs), resolved only when asked."""
+        out = {}
+        for p, paper in self.papers.items():
+            for t in paper.get("tables", {}):
+                tex = self.table_output(p, t)
+                out[self.path("table_page", paper=p, table=t)] = (
+                    [tex, tex[:-4] + ".csv"], lambda p=p, t=t: self.table_files(p, t))
+            for f in paper.get("figures", {}):
+                pdf = self.figure_output(p, f)
+                out[self.path("figure_page", paper=p, figure=f)] = (
+                    [pdf, pdf[:-4] + ".png", pdf[:-4] + ".csv"], lambda p=p, f=f: self.figure_targets(p, f))
+        for board, backbone in self.leaderboards.items():
+            out[self.path("board_page", board=board)] = (
+                [self.path("board_table", board=board, ext=e) for e in ("tex", "csv")]
+                + [self.path("board_figure", board=board, ext="png")],
+                lambda b=backbone: self.leaderboard_targets(b))
+        return out
+
+    def built_report_pages(self, existing_pages: bool = False) -> list[str]:
+        """The report pages of what is built so far, so that a partial build has a report of what it holds (rule
+        report_built): each table, figure and leaderboard whose files exist and whose page can be made from files
+        that exist (nothing is built but pages: a table whose runs were deleted keeps the page it has). With
+        `existing_pages`, the pages already written: what `snakemake --report` shows without building."""
+        from pathlib import Path
+
+        if existing_pages:
+            return [page for page in self.page_inputs() if Path(page).is_file()]
+        return [page for page, (shown, results) in self.page_inputs().items()
+                if all(Path(f).is_file() for f in shown) and all(Path(f).exists() for f in results())]
+
     def leaderboard_outputs(self) -> list[str]:
         return [self.path(pattern, board=board, ext=ext) for board in self.leaderboards
                 for pattern, exts in (("board_table", ("tex", "csv", "md")), ("board_figure", ("pdf", "png")))
