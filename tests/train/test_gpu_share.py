@@ -14,7 +14,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from sentaug.snakemake_hooks import share_gpus
+from sentaug.snakemake_hooks import share_evaluation_processes, share_gpus
 from sentaug.train import gpu_share
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,6 +106,29 @@ def test_what_sharing_asks_of_snakemake_in_each_place(monkeypatch):
     assert share_gpus(wf, 4) is None
     assert wf.local == {"train"} and wf.global_resources == {"_nodes": 4}
 
+
+
+def test_a_slurm_job_of_evaluations_runs_them_at_once_whatever_type_snakemake_gave_its_nodes(monkeypatch):
+    """Inside a SLURM job Snakemake holds `--jobs` as a Resource object, not an int (a comparison with it once
+    failed every SLURM job on load); after share_gpus it is the int that set."""
+    import snakemake.api  # noqa: F401  (snakemake.workflow's import order)
+    from snakemake.resources import Resource
+
+    from sentaug.evaluate.service import ENV
+    from sentaug.snakemake_hooks.gpu_groups import EVALUATION_RULES, GROUP_JOBS_AT_ONCE
+
+    monkeypatch.delenv(ENV, raising=False)
+    wf = FakeWorkflow(remote=True, resources={"_nodes": Resource("_nodes", 1)})
+    assert share_evaluation_processes(wf, on_gpus=False) is False and ENV not in os.environ and not wf.local
+    assert share_evaluation_processes(wf, on_gpus=True) is True and os.environ[ENV] == "1"
+    assert wf.local == set(EVALUATION_RULES) and wf.global_resources["_nodes"] == GROUP_JOBS_AT_ONCE
+    wf = FakeWorkflow(remote=True, resources={"_nodes": Resource("_nodes", 100)})
+    share_evaluation_processes(wf, on_gpus=True)
+    assert wf.global_resources["_nodes"] == 100
+    wf = FakeWorkflow(remote=True, nodes=1)
+    share_gpus(wf, 4)
+    share_evaluation_processes(wf, on_gpus=True)
+    assert wf.global_resources["_nodes"] == GROUP_JOBS_AT_ONCE and wf.local == {"train", *EVALUATION_RULES}
 
 def test_the_snakemake_internals_sharing_relies_on_are_still_there():
     """An upgrade that changes them would make GPU sharing silently serial: say so here."""

@@ -70,5 +70,8 @@ def share_evaluation_processes(workflow, on_gpus: bool) -> bool:
     os.environ[ENV] = "1"
     if workflow.remote_exec:
         workflow.localrules(*EVALUATION_RULES)
-        workflow.register_resource("_nodes", max(GROUP_JOBS_AT_ONCE, workflow.global_resources.get("_nodes") or 0))
+        # inside a SLURM job `_nodes` comes from `--jobs` as a snakemake Resource, or as the int share_gpus set
+        nodes = workflow.global_resources.get("_nodes")
+        nodes = getattr(nodes, "value", nodes) or 0
+        workflow.register_resource("_nodes", max(GROUP_JOBS_AT_ONCE, nodes))
     return True
