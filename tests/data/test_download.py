@@ -306,3 +306,21 @@ def test_zip_member_found_by_name_with_a_prefix_pin(tmp_path):
     with pytest.raises(DownloadError, match="2 members named corpus.json"):
         fetch("simclue", tmp_path / "out2", sources={"official": {"simclue": src}})
     assert not (tmp_path / "out2/wiki").exists()
+
+
+def test_a_file_only_its_archive_pins_missing_from_the_mirror_is_named(tmp_path):
+    """GLUE QNLI in ../shared/data: dev.tsv (pinned) is in the mirror, train.tsv (covered by the zip's sha256
+    alone) is not, and offline the zip cannot be fetched: the error names train.tsv in one line."""
+    dev = b"index\tquestion\tsentence\tlabel\n0\tq\ts\tentailment\n"
+    sources = {"official": {"glue/QNLI": {
+        "downloads": {"QNLIv2.zip": {"url": "http://127.0.0.1:9/QNLIv2.zip", "sha256": sha(b"zip")}},
+        "archive": "QNLIv2.zip", "members": {"glue/QNLI/": "QNLI/"}, "outputs": ["glue/QNLI"],
+        "files": {"glue/QNLI/train.tsv": None, "glue/QNLI/dev.tsv": sha(dev)}}}}
+    mirror = tmp_path / "mirror"
+    (mirror / "glue/QNLI").mkdir(parents=True)
+    (mirror / "glue/QNLI/dev.tsv").write_bytes(dev)
+    with pytest.raises(DownloadError) as e:
+        fetch("glue/QNLI", tmp_path / "data", mirror=str(mirror), sources=sources)
+    assert str(e.value).startswith(f"glue/QNLI: glue/QNLI/train.tsv is not in the mirror {mirror} (a file pinned "
+                                   f"only by its archive's sha256 comes from the archive)")
+    assert "\n" not in str(e.value) and not (tmp_path / "data/glue").exists()
