@@ -118,6 +118,15 @@ def test_cli_writes_atomically_and_copies_an_undeclared_folder_whole(tmp_path, c
 
 # --- the real files (../shared/data): what the test scale's slices give every reader ----------------------------
 
+def neighbourhood_ks() -> list[int]:
+    """The top-K values `sentaug evaluate analysis` scores by default (what the workflow runs)."""
+    from sentaug.cli import build_parser
+
+    args = build_parser().parse_args(["evaluate", "analysis", "--model", "m", "--pooler", "avg", "--data", "d",
+                                      "--out", "o"])
+    return args.k
+
+
 def _test_scale_slices() -> dict:
     from sentaug.config import load_yaml
 
@@ -149,16 +158,18 @@ def test_real_slices_are_read_by_the_readers(sliced):
 
     for year in STS_YEARS:
         assert all(len(p.gold) > 0 for p in read_sts_year(task_folder(sliced, year)).values())
-    assert len(read_split(sliced, "STSBenchmark", "dev").gold) == 120
-    assert len(read_split(sliced, "SICKRelatedness", "test").gold) == 24      # SICK test: CRLF, a header
+    assert len(read_split(sliced, "STSBenchmark", "dev").gold) == 8
+    assert len(read_split(sliced, "SICKRelatedness", "test").gold) == 8      # SICK test: CRLF, a header
     transfer = load_transfer(sliced, TASKS)
     assert set(transfer) == set(TASKS)
     clusters = load_clustering(sliced)
     assert set(clusters) == set(DATASETS) and all(c.n_classes >= 2 for c in clusters.values())
+    # the analyses' top-K neighbourhoods on StackOverflow (VaSCL Fig. 2) need more rows than their largest K
+    assert len(clusters["StackOverflow"].texts) > max(neighbourhood_ks())
     for task in ("CoLA", "SST-2", "MRPC", "RTE", "STS-B"):           # MRPC's BOM, CoLA without a header
         for split in ("train", "dev"):
-            assert len(read_glue(sliced / "glue" / task, split, task=task).labels) == 64
-    assert len(read_cnsd_split(sliced, "test").gold) == 40
+            assert len(read_glue(sliced / "glue" / task, split, task=task).labels) == 32
+    assert len(read_cnsd_split(sliced, "test").gold) == 24
 
 
 @pytest.mark.mirror
@@ -169,11 +180,11 @@ def test_real_intent_slices_give_every_few_shot_split(sliced):
     sets = load_intent(sliced)
     assert set(sets) == set(DATASETS)
     for name, data in sets.items():
-        assert len(data.classes) == 3, name         # ATIS keeps its three largest (>= 40 pool examples each)
+        assert len(data.classes) == 2, name         # ATIS keeps its two largest (>= 40 pool examples each)
         for k in KS:
             for split in range(N_SPLITS):
                 train, val = fewshot_split(data.pool.labels, data.classes, k, split)
-                assert len(train) == 3 * k
+                assert len(train) == 2 * k
 
 
 @pytest.mark.mirror
@@ -181,4 +192,4 @@ def test_real_nli_slices_still_form_triplets(sliced, tmp_path):
     from sentaug.data.triplets import build_triplets
 
     for name in ("snli", "anli_devtest"):
-        assert len(build_triplets(sliced, name)) >= 20, name
+        assert len(build_triplets(sliced, name)) >= 10, name

@@ -20,7 +20,7 @@ def test_the_test_scale_reads_slices_of_the_official_data():
     w = at_test_scale()
     assert w.origin == "official-test" and w.data_folder("sts") == "R/data/official-test/sts"
     assert w.corpus_file() == "R/data/official/wiki/wiki1m_head1k.txt"        # a pinned corpus, not a slice
-    assert w.data_slice("intent") == {"per_class": 21, "classes": 3} and w.data_slice("nli/simcse") is None
+    assert w.data_slice("intent") == {"per_class": 21, "classes": 2} and w.data_slice("nli/simcse") is None
     small = Workflow({**sc.load_yaml(str(ROOT / "config.yaml")), "scale": "small"}, results="R")
     assert small.origin == "official" and small.slices == {} and "slices" not in small.table_meta("sda", "table4")
     assert w.seeds == [1] and w.glue_max_steps() == 4 and "--iterations 100" in w.suite_args("intent")
@@ -29,15 +29,15 @@ def test_the_test_scale_reads_slices_of_the_official_data():
 def test_each_caption_names_the_slices_its_table_reads():
     w = at_test_scale()
     meta = w.table_meta("sda", "table2")          # data statistics: counted from the slices, not the paper's files
-    assert meta["slices"][0].startswith("sts: 12 evenly spaced rows of each file")
+    assert meta["slices"][0] == "sts: 8 evenly spaced scored pairs of each file"
     note = scale_note("test", meta)
     assert "as the paper's" not in note and "slices of the official data files, the rest of each left out" in note
     glue = w.table_meta("cards", "table6")
-    assert glue["slices"] == ["glue/CoLA, glue/SST-2, glue/MRPC, glue/RTE, glue/STS-B: 64 evenly spaced rows of "
+    assert glue["slices"] == ["glue/CoLA, glue/SST-2, glue/MRPC, glue/RTE, glue/STS-B: 32 evenly spaced rows of "
                               "each file"]
     assert "glue/MNLI/train.tsv" in glue["unbuilt_reason"]
     nli = w.table_meta("augcse", "table2")        # runs trained on NLI triplets: their premises' slices
-    assert any(s.startswith("nli/snli_senteval: the first 3 rows of the 50 largest premises") for s in nli["slices"])
+    assert any(s.startswith("nli/snli_senteval: the first 3 rows of the 30 largest premises") for s in nli["slices"])
     assert w.figure_meta("cards", "figure2")["slices"][0].startswith("sts: ")
     assert w.leaderboard_meta("bert-base-uncased")["slices"]
 

@@ -115,7 +115,8 @@ def describe(folder: str, spec) -> str:
         noun = "premises" if folder.startswith("nli/") else "classes"
         groups = f"the {spec['classes']} largest {noun}" if "classes" in spec else f"every one of its {noun}"
         return f"{folder}: the first {spec['per_class']} rows of {groups} in each file"
-    text = f"{folder}: {spec['rows']} evenly spaced rows of each file"
+    rows = "scored pairs" if folder == "sts" else "rows"         # an unscored STS pair is no row (SCORED_BY)
+    text = f"{folder}: {spec['rows']} evenly spaced {rows} of each file"
     for pattern, rows in (spec.get("files") or {}).items():
         text += f" ({rows} of {pattern})"
     return text
