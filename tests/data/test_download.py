@@ -246,11 +246,11 @@ def test_every_official_file_has_an_address_and_a_pin():
     demo = sources["demo"]
     for name, src in official.items():
         # corpora (demo: demo_corpus); WordNet, a resource laid out for nltk, not data
-        if name not in ("wiki1m", "wiki1m_head", "simclue", "simclue_head", "wordnet"):
+        if name not in ("wiki1m", "wiki1m_head", "wiki1m_head1k", "simclue", "simclue_head", "wordnet"):
             assert demo[name]["outputs"] == src["outputs"], name
 
 
-OFFLINE_SOURCES = ["senteval", "wiki1m_head", "transfer", "clustering", "intent", "cnsd", "nli/anli",
+OFFLINE_SOURCES = ["senteval", "wiki1m_head", "wiki1m_head1k", "transfer", "clustering", "intent", "cnsd", "nli/anli",
                    "nli/snli_senteval", "glue/CoLA", "glue/SST-2", "glue/MRPC", "glue/RTE", "glue/STS-B"]
 
 
@@ -262,6 +262,8 @@ def test_official_pins_match_the_real_mirror(tmp_path, mirror):
     pinned = load_sources()["official"]["senteval"]["files"]
     assert sum(1 for _ in (tmp_path / "sts").rglob("*.*")) + 3 == len(pinned)
     assert sum(1 for _ in (tmp_path / "wiki/wiki1m_head.txt").open()) == 11914
+    assert (tmp_path / "wiki/wiki1m_head.txt").read_text().startswith((tmp_path / "wiki/wiki1m_head1k.txt").read_text())
+    assert sum(1 for _ in (tmp_path / "wiki/wiki1m_head1k.txt").open()) == 1000       # the test scale's corpus
     assert (tmp_path / "sts/STS13-en-test/STS.gs.FNWN.txt").read_bytes() == \
         (Path(mirror) / "sts/STS13-en-test/STS.gs.FNWN.txt").read_bytes()
     # GLUE's own SST-2 dev (dev.found.tsv in the mirror) is installed as dev.tsv
