@@ -8,6 +8,9 @@
 #
 #   make small    every declared table and figure at small scale (real data: downloads, or SENTAUG_MIRROR) into
 #                 results/small (SMALL_RESULTS), apart from the demo's results/: hours on a few CPU cores
+#   make test-real  every table, figure and leaderboard and the report at the `test` scale (small's stand-ins on
+#                 slices of the real data, a few steps, one seed) into results/test (TEST_RESULTS), from the
+#                 downloads or SENTAUG_MIRROR: minutes; CI runs it after the tests (docs/scales.md)
 #
 # Generated pages of docs/ (never edited by hand): make docs-cli (docs/cli.md, from the parser), make docs-results
 # (docs/results.md, from the small-scale tables in results/small; SMALL_RESULTS=... for another folder),
@@ -28,14 +31,15 @@ PYTEST_ARGS ?=
 FAST        ?=
 RESULTS     ?= results
 SMALL_RESULTS ?= results/small
+TEST_RESULTS ?= results/test
 REPORT      ?= results/report.html
 DEMO_STEPS  := demo-build report
 
 # This checkout's package, also when the environment was installed from another checkout.
 export PYTHONPATH := $(CURDIR)/src$(if $(PYTHONPATH),:$(PYTHONPATH))
 
-.PHONY: setup test demo demo-build small dry-run-paper benchmark-workflow report docs-cli docs-results \
-        docs-results-demo docs-fidelity
+.PHONY: setup test test-real demo demo-build small dry-run-paper benchmark-workflow report docs-cli \
+        docs-results docs-results-demo docs-fidelity
 
 $(PYTHON):
 	scripts/setup.sh
@@ -54,6 +58,13 @@ demo-build: | $(PYTHON)
 
 small: | $(PYTHON)
 	$(SNAKEMAKE) --cores $(CORES) --config scale=small results=$(SMALL_RESULTS) $(SNAKEFLAGS)
+
+# Every target of the test scale from the real data (--keep-going: a table whose data cannot be had fails with
+# the file it lacks named in one line, and the others still build; make then fails), then its report.
+test-real: | $(PYTHON)
+	$(SNAKEMAKE) --cores $(CORES) --keep-going --config scale=test results=$(TEST_RESULTS) $(SNAKEFLAGS)
+	$(MAKE) --no-print-directory report SNAKEFLAGS="--config scale=test results=$(TEST_RESULTS) $(SNAKEFLAGS)" \
+	    REPORT=$(TEST_RESULTS)/report.html
 
 # The whole paper-scale DAG, resolved but not run.
 dry-run-paper: | $(PYTHON)

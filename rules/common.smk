@@ -30,7 +30,10 @@ if workflow.is_main_process:    # a second run in this folder: its lock error sa
 W = Workflow(config, results=R)
 SCALE = W.scale
 S = W.S
-ORIGIN = W.origin                      # demo (bundled) or official (downloads / mirror)
+ORIGIN = W.origin                      # demo (bundled) or official (downloads / mirror); official-<scale>: sliced
+INSTALLED_ORIGINS = "demo|official"    # what the download rules install; slice_data cuts the sliced ones from them
+# The sliced origin of this scale (rule slice_data); a pattern that matches no path at a scale without slices.
+SLICED_ORIGIN = ORIGIN if W.slices else "official-none"
 CORPUS = W.corpus
 SEEDS = W.seeds
 PAPERS = W.papers
@@ -93,7 +96,7 @@ onerror:
 
 wildcard_constraints:
     seed=r"\d+",
-    origin="demo|official",
+    origin=r"demo|official(?:-[a-z0-9]+)?",     # official-<scale>: a scale's slices (rule slice_data)
     backbone=r"[^/]+",
     pooler=r"[^/]+",
     paper=r"(?!compare/)[^/]+",     # <results>/tables/compare/<name>.* is a comparison's (rule compare)

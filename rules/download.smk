@@ -10,6 +10,8 @@ rule download_senteval:
         code=_download_code,
         mirror=_mirror_flag(),
         out=lambda w, output: os.path.dirname(output.sts),
+    wildcard_constraints:
+        origin=INSTALLED_ORIGINS,
     message:
         "download STS/SICK ({wildcards.origin})"
     log:
@@ -28,6 +30,8 @@ rule download_corpus:
         code=_download_code,
         mirror=_mirror_flag(),
         out=lambda w, output: os.path.dirname(os.path.dirname(output[0])),   # <root>/wiki/<corpus>.txt
+    wildcard_constraints:
+        origin=INSTALLED_ORIGINS,
     message:
         "download corpus {wildcards.corpus} ({wildcards.origin})"
     log:
@@ -51,6 +55,7 @@ rule download_data:
         root=lambda w: data_root(w.origin),
     wildcard_constraints:
         folder="|".join(re.escape(f) for f in data_folders()),
+        origin=INSTALLED_ORIGINS,
     message:
         "download {wildcards.folder} ({wildcards.origin})"
     log:
@@ -60,6 +65,32 @@ rule download_data:
     shell:
         "python -m sentaug.cli download {wildcards.folder} --origin {wildcards.origin} --out {params.root} "
         "{params.mirror} 2> {log}"
+
+
+rule slice_data:
+    """A data folder of a scale that declares `slices:` (the test scale): cut from the installed, pin-checked
+    official folder into <results>/data/official-<scale>/ (sentaug.data.slices; a folder the scale declares no
+    slice of is copied whole)."""
+    input:
+        lambda w: W.data_folder(w.folder, origin=W.S["data"]),
+    output:
+        directory(W.pattern("data_folder", origin=SLICED_ORIGIN)),
+    params:
+        code=code("data/slices.py"),
+        spec=lambda w: shlex.quote(json.dumps(W.data_slice(w.folder))),
+        src=data_root(W.S["data"]),
+        out=data_root(),
+    wildcard_constraints:
+        folder="|".join(re.escape(f) for f in ["sts", "sick", *data_folders()]),
+    message:
+        f"slice {{wildcards.folder}} ({SLICED_ORIGIN})"
+    log:
+        f"{R}/logs/download/{SLICED_ORIGIN}/{{folder}}.slice.log",
+    conda:
+        "../envs/base.yaml"
+    shell:
+        "python -m sentaug.cli data-slice {wildcards.folder} --data {params.src} --out {params.out} "
+        "--spec {params.spec} 2> {log}"
 
 
 rule data_stats:

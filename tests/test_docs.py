@@ -52,6 +52,9 @@ def built(tmp_path, monkeypatch):
 def test_each_cell_beside_the_papers_at_the_scale_built_with_date_machine_and_commit(built):
     page, results = built
     assert "Built: 2 of 34 tables (1 not built at this scale), at scale demo, small." in page    # table5 skipped
+    # which commit each written table came from (a resumed build may span several)
+    assert re.search(r"From commit [0-9a-f]{12}(-dirty)? \(2 tables, built [^)]+\); commit not recorded \(1 table, "
+                     r"built \?\)\.", page)
     table4 = _section(page, "SDA table4")
     stamp = pd.read_csv(results / "tables/sda/table4.csv").iloc[0]
     assert f"Scale **small**, built {stamp['built']} on {stamp['machine']}, commit {stamp['commit']}." in table4

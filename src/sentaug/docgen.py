@@ -117,7 +117,7 @@ the date, machine and commit its CSV records, and what differs from the paper at
 (`demo`, `small`, `gpu`) the backbones, corpus and steps are stand-ins: such numbers check the pipeline and are not
 comparable with the papers'. A table not built here shows the paper's numbers alone.
 
-Built: {built} of {total} tables{skipped}{scales}.
+Built: {built} of {total} tables{skipped}{scales}.{commits}
 {settings}"""
 
 
@@ -129,6 +129,11 @@ def scale_settings_markdown(config: dict, scale: str) -> str:
     train = {**config["train"], **settings.get("train", {})}
     data = ("the official data files (downloaded, or from a mirror), as the papers'" if settings["data"] == "official"
             else "the bundled synthetic demo data")
+    if settings.get("slices"):
+        from .data.slices import describe
+
+        data = ("slices of the official data files (downloaded, or from a mirror), the rest of each left out ("
+                + "; ".join(describe(f, spec) for f, spec in settings["slices"].items()) + ")")
     lines = [f"Scale **{scale}**: {data}; training corpus `{settings['corpus']}`; seeds "
              f"{', '.join(map(str, settings['seeds']))}"
              + (f"; {train['max_steps']} training steps at batch {train['batch_size']}, learning rate "
@@ -216,6 +221,7 @@ def results_markdown(config_file: str = "config.yaml", results: str = "results")
     config = sc.load_yaml(config_file)
     body, built, scales = [], 0, set()
     total = skipped = 0
+    commits: dict[str, list[str]] = {}     # commit -> the build dates of its tables (a resumed build spans several)
     for name in config["papers"]:
         paper = sc.load_paper(config, name)
         body += ["", f"## {_markdown(paper.get('title', name))}", ""]
@@ -228,6 +234,7 @@ def results_markdown(config_file: str = "config.yaml", results: str = "results")
                 continue
             records = _records(csv)
             first = records[0] if records else {}
+            commits.setdefault(str(first.get("commit") or "not recorded"), []).append(str(first.get("built") or "?"))
             skipped += bool(first.get("skipped"))       # written, but "not built at this scale" (as the front page)
             built += not first.get("skipped")
             scales.add(str(first.get("scale")))
@@ -243,9 +250,20 @@ def results_markdown(config_file: str = "config.yaml", results: str = "results")
     header = RESULTS_HEADER.format(results=results, built=built, total=total,
                                    skipped=f" ({skipped} not built at this scale)" if skipped else "",
                                    scales=f", at scale {', '.join(sorted(scales))}" if scales else "",
+                                   commits=_commits_line(commits),
                                    settings="".join("\n" + scale_settings_markdown(config, scale)
                                                     for scale in sorted(scales) if scale in config["scales"]))
     return header + "\n".join(body).rstrip() + "\n"
+
+
+def _commits_line(commits: dict[str, list[str]]) -> str:
+    """Which commit each written table came from (a build resumed after a change spans several), oldest first."""
+    if not commits:
+        return ""
+    parts = [f"commit {c} ({len(d)} table{'s' if len(d) != 1 else ''}, built {min(d)}"
+             + (f" to {max(d)}" if max(d) != min(d) else "") + ")"
+             for c, d in sorted(commits.items(), key=lambda kv: (kv[0] == "not recorded", min(kv[1])))]
+    return " From " + "; ".join(parts) + "."
 
 
 def _differs(config: dict, scale: str, paper: str, table: str, records: list[dict], columns: list[str]) -> str:

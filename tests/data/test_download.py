@@ -250,11 +250,11 @@ def test_every_official_file_has_an_address_and_a_pin():
     demo = sources["demo"]
     for name, src in official.items():
         # corpora (demo: demo_corpus); WordNet, a resource laid out for nltk, not data
-        if name not in ("wiki1m", "wiki1m_head", "simclue", "simclue_head", "wordnet"):
+        if name not in ("wiki1m", "wiki1m_head", "wiki1m_head1k", "simclue", "simclue_head", "wordnet"):
             assert demo[name]["outputs"] == src["outputs"], name
 
 
-OFFLINE_SOURCES = ["senteval", "wiki1m_head", "transfer", "clustering", "intent", "cnsd", "nli/anli",
+OFFLINE_SOURCES = ["senteval", "wiki1m_head", "wiki1m_head1k", "transfer", "clustering", "intent", "cnsd", "nli/anli",
                    "nli/snli_senteval", "glue/CoLA", "glue/SST-2", "glue/MRPC", "glue/RTE", "glue/STS-B"]
 
 
@@ -266,6 +266,8 @@ def test_official_pins_match_the_real_mirror(tmp_path, mirror):
     pinned = load_sources()["official"]["senteval"]["files"]
     assert sum(1 for _ in (tmp_path / "sts").rglob("*.*")) + 3 == len(pinned)
     assert sum(1 for _ in (tmp_path / "wiki/wiki1m_head.txt").open()) == 11914
+    assert (tmp_path / "wiki/wiki1m_head.txt").read_text().startswith((tmp_path / "wiki/wiki1m_head1k.txt").read_text())
+    assert sum(1 for _ in (tmp_path / "wiki/wiki1m_head1k.txt").open()) == 1000       # the test scale's corpus
     assert (tmp_path / "sts/STS13-en-test/STS.gs.FNWN.txt").read_bytes() == \
         (Path(mirror) / "sts/STS13-en-test/STS.gs.FNWN.txt").read_bytes()
     # GLUE's own SST-2 dev (dev.found.tsv in the mirror) is installed as dev.tsv
@@ -310,3 +312,21 @@ def test_zip_member_found_by_name_with_a_prefix_pin(tmp_path):
     with pytest.raises(DownloadError, match="2 members named corpus.json"):
         fetch("simclue", tmp_path / "out2", sources={"official": {"simclue": src}})
     assert not (tmp_path / "out2/wiki").exists()
+
+
+def test_a_file_only_its_archive_pins_missing_from_the_mirror_is_named(tmp_path):
+    """GLUE QNLI in ../shared/data: dev.tsv (pinned) is in the mirror, train.tsv (covered by the zip's sha256
+    alone) is not, and offline the zip cannot be fetched: the error names train.tsv in one line."""
+    dev = b"index\tquestion\tsentence\tlabel\n0\tq\ts\tentailment\n"
+    sources = {"official": {"glue/QNLI": {
+        "downloads": {"QNLIv2.zip": {"url": "http://127.0.0.1:9/QNLIv2.zip", "sha256": sha(b"zip")}},
+        "archive": "QNLIv2.zip", "members": {"glue/QNLI/": "QNLI/"}, "outputs": ["glue/QNLI"],
+        "files": {"glue/QNLI/train.tsv": None, "glue/QNLI/dev.tsv": sha(dev)}}}}
+    mirror = tmp_path / "mirror"
+    (mirror / "glue/QNLI").mkdir(parents=True)
+    (mirror / "glue/QNLI/dev.tsv").write_bytes(dev)
+    with pytest.raises(DownloadError) as e:
+        fetch("glue/QNLI", tmp_path / "data", mirror=str(mirror), sources=sources)
+    assert str(e.value).startswith(f"glue/QNLI: glue/QNLI/train.tsv is not in the mirror {mirror} (a file pinned "
+                                   f"only by its archive's sha256 comes from the archive)")
+    assert "\n" not in str(e.value) and not (tmp_path / "data/glue").exists()

@@ -13,6 +13,12 @@ def cmd_download(a):
         print(fetch(name, a.out, origin=a.origin, mirror=a.mirror).said(name), flush=True)
 
 
+def cmd_data_slice(a):
+    from .slices import slice_cli
+
+    slice_cli(a.folder, a.data, a.out, a.spec)
+
+
 def cmd_data_stats(a):
     from .stats import data_stats_cli
 
@@ -26,7 +32,7 @@ def cmd_nli_triplets(a):
 
 
 def add_data_commands(sub) -> None:
-    """`download`, `data-stats` and `nli-triplets` under the command line's subparsers `sub`."""
+    """`download`, `data-slice`, `data-stats` and `nli-triplets` under the command line's subparsers `sub`."""
     d = sub.add_parser("download", help="fetch a data set (official address or mirror), verify its sha256, write it "
                                         "atomically")
     d.add_argument("name", help="source name (src/sentaug/data/sources.yaml), e.g. senteval, wiki1m_head, transfer, "
@@ -37,6 +43,15 @@ def add_data_commands(sub) -> None:
                                     "(default: $SENTAUG_MIRROR)")
     out_arg(d, "the data folder to install into")
     d.set_defaults(func=cmd_download)
+
+    sl = sub.add_parser("data-slice", help="cut an installed data folder to a small deterministic slice (the test "
+                                           "scale's data; sentaug.data.slices)")
+    sl.add_argument("folder", help="data folder, e.g. sts, transfer, glue/CoLA")
+    sl.add_argument("--data", required=True, help="the data root it is installed in (official, pin-checked)")
+    sl.add_argument("--spec", required=True, help='the slice as JSON: rows per file (12), {"rows": 12, "files": '
+                                                  '{"<glob>": 100}} or {"per_class": 20, "classes": 4}')
+    out_arg(sl, "the data root to write the sliced folder into")
+    sl.set_defaults(func=cmd_data_slice)
 
     ds = sub.add_parser("data-stats", help="statistics of the evaluation data from the files (SDA Table 2: STS "
                                           "pairs per split; VaSCL Table 4: clustering sets), as JSON")

@@ -273,10 +273,14 @@ def _stage_official(name: str, sources: dict, stage: Path, mirror: str | None, c
     try:
         _stage_from_official_addresses(name, sources, official, stage, mirror, cache)
     except DownloadError as e:
-        if not mirror or all(pin is None for pin in official.values()):   # none of them could come from it
+        if not mirror:
             raise
-        rel = sorted(official)[0]
+        rel = sorted(official, key=lambda r: (official[r] is None, r))[0]
         more = f" (and {len(official) - 1} more)" if len(official) > 1 else ""
+        if official[rel] is None:       # checked by its archive's sha256 alone: a mirror can only hold the archive
+            raise DownloadError(f"{name}: {rel}{more} is not in the mirror {mirror} (a file pinned only by its "
+                                f"archive's sha256 comes from the archive), and fetching it from its official "
+                                f"address failed: {e}") from e
         raise DownloadError(f"{name}: {rel}{more} is not in the mirror {mirror} (looked for "
                             f"{', '.join(_pin_mirror_paths(rel, official[rel]))}), and fetching it from its "
                             f"official address failed: {e}") from e

@@ -316,7 +316,9 @@ def caption(paper: dict, figure: str, scale: str, meta: dict) -> str:
         text += " Backbone: " + ", ".join(
             f"{stand_ins[b]} (stand-in for {b})" if stand_ins.get(b, b) != b else b for b in backbones) + "."
     if scale != "paper":
-        text += (f" Built at scale '{scale}', below paper scale (corpus: {meta.get('corpus', '?')}): the "
+        slices = (f"; slices of the official data files, the rest of each left out: {'; '.join(meta['slices'])}"
+                  if meta.get("slices") else "")
+        text += (f" Built at scale '{scale}', below paper scale (corpus: {meta.get('corpus', '?')}{slices}): the "
                  f"direction of effects, not the paper's numbers.")
     if spec.get("differs"):
         text += f" Differs from the paper: {spec['differs']}"

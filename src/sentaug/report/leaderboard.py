@@ -221,8 +221,10 @@ def caption(spec: dict, scale: str, meta: dict, backbone: str, added_key: str | 
     if added_key:
         text += " " + sc.ADDED_NOTE.format(key=added_key)
     if scale != "paper":
-        text += (f" Built at scale '{scale}', below paper scale: compare the signs of Δ with the papers' gains, "
-                 f"not the numbers.")
+        slices = (f" (slices of the official data files, the rest of each left out: {'; '.join(meta['slices'])})"
+                  if meta.get("slices") else "")
+        text += (f" Built at scale '{scale}', below paper scale{slices}: compare the signs of Δ with the papers' "
+                 f"gains, not the numbers.")
     return text
 
 

@@ -91,7 +91,9 @@ def scale_note(scale: str, meta: dict, escape=lambda text: text) -> str:
     compares with the paper: only a table counted from the official data files alone does (data statistics)."""
     stand_ins = ", ".join(f"{v} for {k}" for k, v in sorted(meta.get("stand_ins", {}).items()))
     used = ([f"stand-in backbones: {stand_ins}"] if stand_ins else []) + (
-        [f"corpus: {meta['corpus']}"] if meta.get("corpus") else [])
+        [f"corpus: {meta['corpus']}"] if meta.get("corpus") else []) + (
+        [f"slices of the official data files, the rest of each left out: {'; '.join(meta['slices'])}"]
+        if meta.get("slices") else [])
     if not used and meta.get("data") == "official":
         return f"Built at scale {scale} from the official data files, as the paper's."
     return (f"Built at scale {scale}, below paper scale" + (f" ({escape('; '.join(used))})" if used else "")

@@ -19,7 +19,10 @@ from ..evaluate.suites import SUITES
 # `glue.recipes.<name>` (a paper's fine-tuning settings): its path component is the name, its flag the settings.
 GLUE_OPTIONS = {"rdrop": "--rdrop", "switch_case": "--switch-case", "recipe": "--recipe"}
 # GLUE fine-tuning's steps per task below paper scale (`--max-steps`; paper scale runs each table's recipe).
-GLUE_MAX_STEPS = {"demo": 20, "small": 100}
+GLUE_MAX_STEPS = {"demo": 20, "small": 100, "test": 4}
+# ... and its batches below the papers' (the test scale: seconds per task on the CPU, batch 32 x 128 tokens take
+# seconds a step there).
+GLUE_BATCHES = {"test": "--train-batch-size 8 --max-seq-length 64"}
 LOWERCASE = "sts_lowercase"      # STS with every sentence lower-cased
 
 _SUITE = "|".join(re.escape(s) for s in SUITES)
@@ -77,12 +80,16 @@ class Evaluations:
         """Steps of GLUE fine-tuning per task at this scale (None: the papers' epochs)."""
         return GLUE_MAX_STEPS.get(self.scale)
 
-    def suite_data(self, suite: str, origin: str | None = None) -> list[str]:
-        """The data folders a suite reads: the scale's own (bundled demo data at demo scale) unless `origin`."""
+    def suite_folders(self, suite: str) -> list[str]:
+        """The names of the data folders a suite reads at this scale (`glue/CoLA`, `sts`, ...)."""
         folders = [f"glue/{t}" for t in self.glue_tasks] if suite == "glue" else list(SUITES[suite])
         if suite == "nli":      # the isomorphism part reads the scale's triplet sets (AugCSE Table 15)
             folders += [self.nli_set_folder(name) for name in self.S.get("nli_sets", {}).values()]
-        return [self.data_folder(folder, origin) for folder in dict.fromkeys(folders)]
+        return list(dict.fromkeys(folders))
+
+    def suite_data(self, suite: str, origin: str | None = None) -> list[str]:
+        """The data folders a suite reads: the scale's own (bundled demo data at demo scale) unless `origin`."""
+        return [self.data_folder(folder, origin) for folder in self.suite_folders(suite)]
 
     def suite_args(self, suite: str) -> str:
         """Extra command-line flags of `sentaug evaluate SUITE` at this scale."""
@@ -90,11 +97,15 @@ class Evaluations:
             return f"--mode {'test' if self.scale == 'paper' else 'fast'}"
         if suite == "glue":
             steps = self.glue_max_steps()
-            return f"--tasks {' '.join(self.glue_tasks)}" + (f" --max-steps {steps}" if steps else "")
+            return (f"--tasks {' '.join(self.glue_tasks)}" + (f" --max-steps {steps}" if steps else "")
+                    + (f" {GLUE_BATCHES[self.scale]}" if self.scale in GLUE_BATCHES else ""))
         if suite == "nli":      # AugCSE Table 15: the scale's NLI triplet sets (nli: SNLI + MNLI, anli: ANLI)
             return " ".join(f"--set {k}={v}" for k, v in self.S.get("nli_sets", {}).items())
         if self.scale == "demo":   # seconds per model on the demo data; the numbers are not comparable anyway
             return {"analysis": "--stackoverflow-limit 4000", "intent": "--iterations 200"}.get(suite, "")
+        if self.scale == "test":   # the real data's slices (scales.test.slices): seconds per model as well
+            return {"analysis": "--iso-sample 200 --gh-sample 50 --nli-limit 100", "intent": "--iterations 100",
+                    "clustering": "--seeds 2"}.get(suite, "")
         return ""
 
     def evaluation_args(self, evaluation: Evaluation) -> str:
@@ -109,7 +120,8 @@ class Evaluations:
 
         if set(TASKS) <= set(self.glue_tasks):
             return None
-        return f"not in scales.{self.scale}.glue_tasks: their training sets are not available offline"
+        missing = ", ".join(f"glue/{t}/train.tsv" for t in TASKS if t not in self.glue_tasks)
+        return f"not in scales.{self.scale}.glue_tasks: their training sets are not available offline ({missing})"
 
     @staticmethod
     def glue_options(options: dict | None) -> str:

@@ -100,7 +100,7 @@ RULES: dict[str, JobKind] = {
                      "backbone", "nli_triplets", "tokenize_corpus", "tokenize_cache", "token_pca", "table", "figure",
                      "augment_cosine", "conformance", "census", "tokenization_effects", "describe_spec",
                      "describe_model_size", "leaderboard", "compare", "report_table", "report_figure",
-                     "report_census", "report_leaderboard", "report_front_page", "moved_target"], CPU),
+                     "report_census", "report_leaderboard", "report_front_page", "moved_target", "slice_data"], CPU),
     **dict.fromkeys(["report_built", "misplaced_target"], CPU),
 }
 

@@ -14,7 +14,7 @@ from ..parts import NLI_TRIPLETS, compose
 SHARED_RUNS = "shared"
 LEADERBOARD = "leaderboard"    # the leaderboard's runs: no paper's recipe, at every scale
 # Changed rows per augmentation in an augmentation analysis (VaSCL Fig. 3b averages 20,000 examples).
-AUGMENTATION_ANALYSIS_SAMPLE = {"demo": 500, "small": 2000, "paper": 20000, "gpu": 2000}
+AUGMENTATION_ANALYSIS_SAMPLE = {"demo": 500, "small": 2000, "test": 200, "paper": 20000, "gpu": 2000}
 
 # Every output's path under the results folder {R}, written once. `Paths.path` fills the fields in (the inputs a
 # job reads, the files a table reads); `Paths.pattern` leaves the fields it is not given as Snakemake wildcards, for
@@ -102,7 +102,10 @@ class Paths:
         self.R = results
         self.scale = config["scale"]
         self.S = sc.scale_settings(config)
-        self.origin = self.S["data"]           # demo (bundled) or official (downloads / mirror)
+        # demo (bundled) or official (downloads / mirror); a scale with `slices:` reads official-<scale>, the
+        # slices rule slice_data cuts from the official folders (sentaug.data.slices)
+        self.slices = dict(self.S.get("slices") or {})
+        self.origin = self.S["data"] + (f"-{self.scale}" if self.slices else "")
         self.corpus = self.S["corpus"]
         self.seeds = self.S["seeds"]
         self.papers = papers if papers is not None else {n: sc.load_paper(config, n) for n in config["papers"]}
@@ -130,6 +133,14 @@ class Paths:
         regex = re.compile("".join(re.escape(p) if i % 2 == 0 else re.escape(given[p]) if p in given
                                    else f"(?P<{p}>[^/]+)" for i, p in enumerate(parts)))
         return [m.groupdict() for m in map(regex.fullmatch, sorted(glob.glob(pattern))) if m]
+
+    def matched(self, kind: str, path: str, last: str | None = None) -> dict[str, str] | None:
+        """The fields of `path` as a path of PATTERNS[kind] (None if it is not one); field `last` may hold slashes."""
+        parts = re.split(r"{(\w+)}", PATTERNS[kind])
+        regex = "".join(re.escape(self.R) if p == "R" and i % 2 else re.escape(p) if i % 2 == 0 else
+                        f"(?P<{p}>.+)" if p == last else f"(?P<{p}>[^/]+)" for i, p in enumerate(parts))
+        m = re.fullmatch(regex, path)
+        return m.groupdict() if m else None
 
     def folder(self, kind: str, /, **fields) -> str:
         """The folder holding every path of PATTERNS[kind] with `fields` given: the pattern up to the path component
@@ -181,6 +192,20 @@ class Paths:
     def data_folder(self, folder: str, origin: str | None = None) -> str:
         """A data folder (a source of sentaug/data/sources.yaml: transfer, glue/CoLA, nli/anli, cnsd, ...)."""
         return self.path("data_folder", origin=origin or self.origin, folder=folder)
+
+    def data_slice(self, folder: str):
+        """How much of data folder `folder` the scale keeps (`scales.<scale>.slices`); None: all of it."""
+        return self.slices.get(folder)
+
+    def slice_notes(self, folders) -> list[str]:
+        """What the scale's slices of `folders` keep, one phrase each (captions); [] at a scale without slices."""
+        from ..data.slices import describe
+
+        by_slice: dict[str, list[str]] = {}       # folders cut alike are named together
+        for f in dict.fromkeys(folders):
+            if f in self.slices:
+                by_slice.setdefault(describe(f, self.slices[f]).split(": ", 1)[1], []).append(f)
+        return [f"{', '.join(names)}: {text}" for text, names in by_slice.items()]
 
     def data_stats_file(self, what: str, origin: str | None = None) -> str:
         """`sentaug data-stats <what>` (sts, clustering) on the scale's data (SDA Table 2, VaSCL Table 4)."""

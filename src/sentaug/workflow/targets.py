@@ -112,6 +112,8 @@ class Workflow(Paths, Evaluations, JobResources):
         if missing:
             meta["skipped"] = missing
         meta["corpus"] = self.rows_corpus(paper, spec) if kind.uses_corpus and not missing else None
+        if self.slices and not missing:     # what the scale's slices of the data it reads keep (the rest is left out)
+            meta["slices"] = self.slice_notes(self.folders_read(self.table_files(paper, table)))
         unbuilt_reason = self.glue_unbuilt_reason() if spec["kind"].startswith("glue") else None
         if unbuilt_reason:
             meta["unbuilt_reason"] = unbuilt_reason
@@ -132,6 +134,34 @@ class Workflow(Paths, Evaluations, JobResources):
                 source = self.config["quoted_recipes"][row["recipe"]]["source"]
                 quoted.setdefault(source, []).append(row["label"])
         return [{"source": source, "rows": rows} for source, rows in quoted.items()]
+
+    def folders_read(self, files) -> list[str]:
+        """The data folders behind result files: each evaluation's suite's (sentaug.evaluate.suites), STS-B dev's
+        (`sts`) for a trained run, which selects its checkpoint there, and a data statistic's or triplet set's."""
+        from ..data.stats import STATS_DATA
+        from .evaluations import pretrained_evaluation, run_evaluation
+
+        readers = {"run_eval": run_evaluation, "pretrained_eval": pretrained_evaluation}
+        folders = []
+        for f in map(str, files):
+            for kind, evaluation in readers.items():
+                fields = self.matched(kind, f, last="evaluation")
+                if fields:
+                    folders += self.suite_folders(evaluation(fields["evaluation"]).suite)
+                    folders += ["sts"] if kind == "run_eval" else []
+            fields = self.matched("run", f)
+            if fields:      # a run's own record (its STS-B dev scores) and what it trained on
+                folders.append("sts")
+                spec = self.run_spec(fields["paper"], fields["backbone"], fields["method"], int(fields["seed"]))
+                if trains_on_triplets(spec):
+                    folders += [self.nli_set_folder(n) for n in spec["corpus"].split(".as_")]
+            fields = self.matched("data_stats", f)
+            if fields:
+                folders += STATS_DATA.get(fields["what"], [])
+            fields = self.matched("triplets", f)
+            if fields:
+                folders += [self.nli_set_folder(n) for n in fields["name"].split(".as_")]
+        return list(dict.fromkeys(folders))
 
     def rows_corpus(self, paper: str, spec: dict) -> str:
         """What a table's trained rows learn from: the scale's corpus, and the NLI triplet sets of the rows whose
@@ -186,7 +216,10 @@ class Workflow(Paths, Evaluations, JobResources):
         """The meta of a figure: the stand-ins of the backbones its panels name, not all of the scale's."""
         from ..report.figures import figure_backbones
 
-        return self.scale_meta(figure_backbones(self.figure_spec(paper, figure)))
+        meta = self.scale_meta(figure_backbones(self.figure_spec(paper, figure)))
+        if self.slices:     # what the scale's slices of the data its points read keep
+            meta["slices"] = self.slice_notes(self.folders_read(self.figure_targets(paper, figure)))
+        return meta
 
     def figure_points(self, paper: str, figure: str) -> list[list[dict]]:
         from ..report.figures import figure_points
@@ -268,6 +301,8 @@ class Workflow(Paths, Evaluations, JobResources):
         from ..report.leaderboard import board_seeds
 
         meta["seeds"] = len(board_seeds(self.leaderboard, self.scale))
+        if self.slices:
+            meta["slices"] = self.slice_notes(self.folders_read(self.leaderboard_targets(backbone)))
         return meta
 
     def leaderboard_targets(self, backbone: str) -> list[str]:
