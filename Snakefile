@@ -1,7 +1,7 @@
 # sentaug: five augmentation-based contrastive sentence-embedding papers as one workflow.
 # Every table and figure of every paper is a target:  snakemake results/tables/<paper>/<table>.tex --cores all
 #                                                      snakemake results/figures/<paper>/<figure>.pdf
-# Scale: --config scale=demo|small|paper|gpu (see config.yaml), results=DIR for another results folder (then every
+# Scale: --config scale=demo|small|test|paper|gpu (see config.yaml), results=DIR for another results folder (then every
 # target above is under DIR: results=results/small, results/small/tables/...).  Cluster: --profile profiles/slurm
 from snakemake.utils import min_version
 

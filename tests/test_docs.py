@@ -355,22 +355,23 @@ def test_no_page_speaks_of_issues_sessions_or_paths_outside_the_repository(tmp_p
     assert not (tmp_path / "senteval.tar").exists()
 
 
-# A list of the scales: demo, small and paper one after the other (`demo, small, paper`, `demo|small|paper`, quoted).
+# A list of the scales: demo, small, (test,) paper one after the other (`demo, small, paper`, `demo|small|paper`,
+# quoted).
 SEP = r"`?(?:[,|/]\s*|\s+(?:and|or)\s+|,\s+(?:and|or)\s+)`?"
-SCALE_LIST = re.compile(rf"\bdemo{SEP}small{SEP}paper\b`?(?P<after>.{{0,12}})", re.S)
+SCALE_LIST = re.compile(rf"\bdemo{SEP}small{SEP}(?P<test>test{SEP})?paper\b`?(?P<after>.{{0,12}})", re.S)
 
 
-def test_every_list_of_the_scales_names_gpu():
-    """In the pages, config.yaml, the Snakefile and the command line's help (docs/cli.md): the schema's four."""
+def test_every_list_of_the_scales_names_them_all():
+    """In the pages, config.yaml, the Snakefile and the command line's help (docs/cli.md): the schema's five."""
     import sentaug.config as sc
 
-    assert sc.scale_names() == ["demo", "small", "paper", "gpu"]
+    assert sc.scale_names() == ["demo", "small", "test", "paper", "gpu"]
     texts = {str(p.relative_to(ROOT)): p.read_text(encoding="utf-8") for p in
              [*PAGES, ROOT / "config.yaml", ROOT / "Snakefile"]}
     lists = [(name, m.group(0)) for name, text in texts.items() for m in SCALE_LIST.finditer(text)]
     assert len(lists) >= 4
-    assert [(name, found) for name, found in lists if not re.match(r"[,|/]?\s*(?:\(?and\s+|or\s+)?`?gpu\b",
-                                                                   SCALE_LIST.match(found)["after"])] == []
+    assert [(name, found) for name, found in lists if not SCALE_LIST.match(found)["test"]
+            or not re.match(r"[,|/]?\s*(?:\(?and\s+|or\s+)?`?gpu\b", SCALE_LIST.match(found)["after"])] == []
 
 
 def test_the_demos_times_are_the_benchmarks_output():

@@ -636,6 +636,7 @@ def test_the_measured_work_sizes_are_the_datas(mirror):
     demo = ROOT / "src/sentaug/resources/demo/wiki/demo_corpus.txt"
     counted = {("examples", "demo_corpus"): lines(demo),
                ("examples", "wiki1m_head"): lines(mirror / "wiki/wiki1m_head.txt"),
+               ("examples", "wiki1m_head1k"): min(1000, lines(mirror / "wiki/wiki1m_head.txt")),
                ("examples", "snli"): len(triplets.build_triplets(mirror, "snli")),
                ("examples", "anli_devtest"): len(triplets.build_triplets(mirror, "anli_devtest")),
                ("suite_sentences", "sts"): len(sts._all_sentences(sts.load_suite(mirror))),

@@ -558,9 +558,9 @@ MISTAKES = [
     (["snakemake", "results/augment/demo_corpus/sda_pii/seed1.parquet"],
      "unknown augmentation 'sda_pii' (did you mean 'sda_pi'?); valid: sda_pi, sda_pi_zh, sda_aa, sda_dn, "),
     (["snakemake", "--config", "scale=huge"],
-     "config key 'scale': unknown scale 'huge'; valid: demo, small, paper, gpu"),
+     "config key 'scale': unknown scale 'huge'; valid: demo, small, test, paper, gpu"),
     (["sentaug", "cost", "all", "--scale", "huge"], "sentaug cost: error: unknown scale 'huge'; valid: demo, small, "
-                                                    "paper, gpu"),
+                                                    "test, paper, gpu"),
     (["sentaug", "cost", "results/tables/sda/tabel4.tex"],
      f"sentaug cost: error: unknown table 'tabel4' of paper 'sda' (did you mean 'table4'?); valid: {SDA_TABLES}"),
     (["sentaug", "evaluate", "stss", "--model", "m", "--out", "{tmp}/o.json"],
