@@ -452,9 +452,10 @@ def add_cost_command(sub) -> None:
     c.add_argument("targets", nargs="+", help="`all`, or outputs: results/tables/<paper>/<table>.tex, "
                                               "results/figures/<paper>/<figure>.pdf, results/tables/<board>.tex")
     c.add_argument("--scale", help=f"{', '.join(sc.scale_names())} (default: config.yaml's `scale`)")
-    c.add_argument("--device", help=f"step-time table (src/sentaug/resources/step_times/<device>.yaml, else one "
-                                    f"calibrated from datasheet rates: resources/devices.yaml; default: "
-                                    f"scales.<scale>.step_times, else {DEFAULT_DEVICE})")
+    c.add_argument("--device", help=f"{', '.join(known_devices())}: the device's measured step-time table "
+                                    f"(src/sentaug/resources/step_times/<device>.yaml), else one calibrated from "
+                                    f"datasheet rates (src/sentaug/resources/devices.yaml); default: "
+                                    f"scales.<scale>.step_times, else {DEFAULT_DEVICE}")
     c.add_argument("--config", nargs="*", metavar="KEY=VALUE", help="config overrides, as snakemake --config")
     c.add_argument("--configfile", nargs="*", default=[], help="config files, as snakemake --configfile")
     c.add_argument("--snakemake-args", default="", metavar="FLAGS",

@@ -41,8 +41,15 @@ A table (YAML; every measured row carries `from`: its file under benchmarks/resu
                                         (`sentaug.evaluate.service`: Python and the command line only); a
                                         training job's wall time beyond its steps' (benchmarks/gpu_paper_run.py)
     settings:                           paper-scale training settings timed at their real shape
-      roberta-base/b512/L32/retrieved1: {ms: 95.1, path: graph, from: ..., commit: ..., date: ...}
-                                        (key: sentaug.workflow.cost.step_setting; benchmarks/gpu_calibrate.py)
+      roberta-base/b512/L32/retrieved1: {ms: 95.1, path: graph, peak_memory_gib: 22.0, from: ..., commit: ...,
+                                         date: ...}
+                                        (key: sentaug.workflow.cost.step_setting; benchmarks/gpu_calibrate.py;
+                                        the peak memory it allocated, as a GLUE row's `peak_memory_gib` and
+                                        `rdrop_peak_memory_gib`: what the bill checks against a device's memory)
+
+A device without a table of its own is priced from the measured reference's, calibrated from datasheet rates
+(`sentaug.workflow.datasheet`): every row of it carries `calibrated: <the reference>`, and the table a
+`calibrated: {from, note}` section.
 
 A setting in `settings` is priced from its own measurement; any other is extrapolated (`StepTimes.step_ms`),
 each use flagged in the result:
