@@ -385,10 +385,11 @@ def test_unknown_devices_are_refused_with_the_known_ones(capsys):
     """The measured H200 and the two calibrated from it are known; any other device is refused, by the loader and
     by `sentaug cost` before its dry run, with the valid ones named."""
     from sentaug.cli import main
+    from sentaug.workflow import datasheet
 
-    assert known_devices() == ["a100", "h100", "h200"]
+    assert known_devices() == ["h200"] and datasheet.known_devices() == ["a100", "h100", "h200"]
     with pytest.raises(ValueError, match=r"no step-time table for device 'v100' \(known: a100, h100, h200;"):
-        StepTimes.load("v100")
+        datasheet.load("v100")
     assert main(["cost", "all", "--device", "v100"]) == 2
     assert "unknown device 'v100'" in (err := capsys.readouterr().err) and "valid: " in err
     assert {"a100", "h100", "h200"} <= set(err.split("valid: ")[1].strip().split(", "))

@@ -11,7 +11,7 @@ import pytest
 
 from sentaug.workflow import Workflow, cost
 from sentaug.workflow.bill import fit_in_memory
-from sentaug.workflow.step_times import StepTimes
+from sentaug.workflow.datasheet import load
 
 ROOT = Path(__file__).resolve().parents[2]
 # The datasheets (NVIDIA's H200, H100 and A100 ones): dense BF16 TFLOP/s, memory TB/s, memory GB
@@ -38,14 +38,14 @@ def test_a_simcse_run_on_an_a100_by_hand(paper):
     on the H200 (12.511 ms, an MFU of 17 %) scaled by the roofline split; the dev evaluation at the fixed 0.2
     compute share, the best model's copy on the device by the bandwidths alone; start-up and writes to disk as the
     H200's host measured them."""
-    h200 = StepTimes.load("h200").table
+    h200 = load("h200").table
     ms = h200["settings"]["bert-base-uncased/b64/L32/simcse"]["ms"]
     assert ms == 12.511
     flops = BERT_BASE_FLOPS_PER_TOKEN * 2 * 64 * 32            # two views of 64 sentences of 32 tokens
     assert flops / (ms / 1000 * 989e12) == pytest.approx(0.1699, abs=1e-4)
     step = ms * (0.1699 * 989 / 312 + 0.8301 * 4.8 / 2.039)      # 12.511 x 2.4927 = 31.19 ms
     assert by_hand(ms, flops, A100) == pytest.approx(step, rel=1e-4) == pytest.approx(31.19, abs=0.01)
-    a100 = StepTimes.load("a100")
+    a100 = load("a100")
     assert a100.setting("bert-base-uncased/b64/L32/simcse").ms == pytest.approx(step, rel=1e-4)
 
     ev = h200["evaluation"]
@@ -68,31 +68,31 @@ def test_an_h100_keeps_the_h200s_compute_rate_and_pays_for_its_bandwidth():
     flops = 3 * 48 * (2 * (4 * 1536 ** 2 + 2 * 1536 * 6144) + 4 * 128 * 1536) * 32 * 128
     c = flops / (0.193454 * 989e12)
     expected = 193.454 * (c + (1 - c) * 4.8 / 3.35)
-    assert StepTimes.load("h100").glue_step(
+    assert load("h100").glue_step(
         {"arch": "deberta", "layers": 48, "hidden": 1536, "intermediate": 6144}, False).ms == pytest.approx(expected)
     # the embedding rate (no FLOPs in the table): the fixed 0.2 compute share
-    assert StepTimes.load("h100").table["embedding"]["ms_per_sentence"] == pytest.approx(
+    assert load("h100").table["embedding"]["ms_per_sentence"] == pytest.approx(
         0.0924 * (0.2 + 0.8 * 4.8 / 3.35))
 
 
 def test_a_measured_table_replaces_the_calibration_by_being_there(tmp_path, monkeypatch):
-    from sentaug.workflow import step_times
+    from sentaug.workflow import datasheet, step_times
 
     folder = tmp_path / "step_times"
     folder.mkdir()
     (folder / "h200.yaml").write_text((step_times.TABLES / "h200.yaml").read_text())
     monkeypatch.setattr(step_times, "TABLES", folder)
-    assert StepTimes.load("h100").calibrated is not None
-    measured = StepTimes.load("h200").table | {"device": "NVIDIA H100 SXM (measured)"}
+    assert load("h100").calibrated is not None
+    measured = load("h200").table | {"device": "NVIDIA H100 SXM (measured)"}
     from sentaug.workflow.calibration import write_table
 
     write_table(measured, "h100", folder)
-    h100 = StepTimes.load("h100")
+    h100 = load("h100")
     assert h100.calibrated is None and h100.device == "NVIDIA H100 SXM (measured)"
     assert h100.setting("bert-base-uncased/b64/L32/simcse").ms == 12.511
     # without the measured H200 table nothing is calibrated, and only what is measured is known
     (folder / "h200.yaml").unlink()
-    assert step_times.known_devices() == ["h100"]
+    assert datasheet.known_devices() == ["h100"]
 
 
 def test_what_does_not_fit_in_80_gb():
@@ -100,7 +100,7 @@ def test_what_does_not_fit_in_80_gb():
     retrieved negatives per anchor at batch 512 (114.6 GiB) and DeBERTa-1.5B's GLUE step with R-drop (83.25 GiB)
     do not fit in 80 GB; DeBERTa's plain GLUE step (50.18 GiB) and 8 retrieved negatives (65.54 GiB) do; all fit
     in the H200's 141 GB. A job whose work is larger than the measured one's is not known to fit."""
-    h200, a100 = StepTimes.load("h200"), StepTimes.load("a100")
+    h200, a100 = load("h200"), load("a100")
     deberta = {"arch": "deberta", "layers": 48, "hidden": 1536, "intermediate": 6144}
     for times in (h200, a100):      # the peaks travel with the calibration: they do not depend on the rates
         assert times.setting_peak("roberta-base/b512/L32/retrieved16") == 114.6
@@ -123,7 +123,7 @@ def test_speedup_scales_the_training_glue_and_evaluation_hours(paper):
     """--speedup s: every figure of work on the device s times faster, in each of the three kinds of device-hour:
     a training run's steps and dev evaluations, a GLUE job's steps, an evaluation's embedding; start-ups, a GLUE
     task's one-off work and writes to disk as measured. Leaving any kind out fails its line."""
-    h200 = StepTimes.load("h200")
+    h200 = load("h200")
     fast = h200.scaled(2.0)
     ev = h200.table["evaluation"]
     spec = paper.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)

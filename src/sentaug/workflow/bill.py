@@ -30,7 +30,8 @@ from ..choices import Mistake, unknown
 from . import cost, datasheet, freshness
 from .jobs import GPU_KINDS, TRAIN, rule_kind
 from .planned import PlannedJob, planned_and_new
-from .step_times import StepTimes, known_devices
+from .datasheet import known_devices
+from .step_times import StepTimes
 
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_DEVICE = "h200"
@@ -208,7 +209,7 @@ def compute_bill(targets: list[str], scale: str | None = None, device: str | Non
     if device not in known_devices():       # before the DAG: a typo costs no wait (the valid ones named)
         where = "" if device != W.S.get("step_times") else f"scales.{W.scale}.step_times; "
         raise ValueError(unknown("device", device, known_devices(), f" ({where.rstrip('; ')})" if where else ""))
-    times = StepTimes.load(device).scaled(speedup)
+    times = datasheet.load(device).scaled(speedup)
     dag, new = _dag(targets, configfiles, overrides, workdir)
     needed_by, every = {}, {}
     for target in targets:

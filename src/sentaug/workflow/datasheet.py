@@ -29,6 +29,8 @@ from pathlib import Path
 
 import yaml
 
+from . import step_times
+from .cost import GLUE_BATCH, workload
 from .step_times import StepTimes, flops_per_token
 
 DEVICES = Path(str(resources.files("sentaug") / "resources" / "devices.yaml"))
@@ -67,9 +69,22 @@ def reference() -> str:
     return _sheet()["reference"]
 
 
-def calibratable(measured: list[str]) -> list[str]:
-    """The devices a table can be calibrated for: all of devices.yaml while its reference is `measured`."""
-    return sorted(_sheet()["devices"]) if reference() in measured else []
+def known_devices() -> list[str]:
+    """The devices the bill can price: those with a measured table, and those of devices.yaml while the reference
+    table they are calibrated from is there."""
+    measured = step_times.known_devices()
+    return sorted({*measured, *(_sheet()["devices"] if reference() in measured else ())})
+
+
+def load(name: str) -> StepTimes:
+    """Device `name`'s step times: its measured table where there is one (a measured table replaces the
+    calibration by being there), else the reference's calibrated to its datasheet figures (`calibrated`)."""
+    if name in step_times.known_devices():
+        return StepTimes.load(name)
+    if name in known_devices():
+        return calibrated(name)
+    raise ValueError(f"no step-time table for device '{name}' (known: {', '.join(known_devices())}; measured "
+                     f"tables live in {step_times.TABLES}, datasheet figures in {DEVICES})")
 
 
 def fits(peak_gib: float, on: Device) -> bool:
@@ -80,8 +95,6 @@ def fits(peak_gib: float, on: Device) -> bool:
 def compute_share(times: StepTimes, figure: tuple, ms: float, on: Device) -> float:
     """The compute-bound share of a figure (StepTimes.device_work's) of `times`, measured on `on`: its MFU where
     its FLOPs can be counted (at most 1), else COMPUTE_SHARE; 0 for the copy of the best model."""
-    from .cost import GLUE_BATCH, workload
-
     shapes, length, flops = times.table["shapes"], times.length, None
     if figure[0] == "steps":
         _, key, batch = figure

@@ -48,7 +48,7 @@ A table (YAML; every measured row carries `from`: its file under benchmarks/resu
                                         `rdrop_peak_memory_gib`: what the bill checks against a device's memory)
 
 A device without a table of its own is priced from the measured reference's, calibrated from datasheet rates
-(`sentaug.workflow.datasheet`): every row of it carries `calibrated: <the reference>`, and the table a
+(`sentaug.workflow.datasheet.load`): every row of it carries `calibrated: <the reference>`, and the table a
 `calibrated: {from, note}` section.
 
 A setting in `settings` is priced from its own measurement; any other is extrapolated (`StepTimes.step_ms`),
@@ -81,17 +81,10 @@ import yaml
 TABLES = Path(str(resources.files("sentaug") / "resources" / "step_times"))
 
 
-def measured_devices() -> list[str]:
-    """The devices with a measured step-time table (TABLES/<device>.yaml)."""
-    return sorted(p.stem for p in TABLES.glob("*.yaml"))
-
-
 def known_devices() -> list[str]:
-    """The devices the bill can price: those measured, and those with datasheet figures
-    (sentaug.workflow.datasheet) while the table they are calibrated from is there."""
-    from .datasheet import calibratable
-
-    return sorted({*measured_devices(), *calibratable(measured_devices())})
+    """The devices with a measured step-time table (TABLES/<device>.yaml); sentaug.workflow.datasheet adds those
+    calibrated from one."""
+    return sorted(p.stem for p in TABLES.glob("*.yaml"))
 
 
 def flops_per_token(shape: dict, length: int) -> float:
@@ -143,17 +136,13 @@ class StepTimes:
 
     @classmethod
     def load(cls, name: str) -> "StepTimes":
-        """The device's measured table; without one, the measured reference's calibrated to the device's datasheet
-        figures (sentaug.workflow.datasheet): a measured table, once there, replaces the calibration."""
+        """The device's measured table (sentaug.workflow.datasheet.load: else one calibrated from datasheet
+        rates)."""
         path = TABLES / f"{name}.yaml"
-        if path.is_file():
-            return cls(name, yaml.safe_load(path.read_text(encoding="utf-8")))
-        from .datasheet import calibratable, calibrated
-
-        if name in calibratable(measured_devices()):
-            return calibrated(name)
-        raise ValueError(f"no step-time table for device '{name}' (known: {', '.join(known_devices())}; "
-                         f"tables live in {TABLES})")
+        if not path.is_file():
+            raise ValueError(f"no step-time table for device '{name}' (known: {', '.join(known_devices())}; "
+                             f"tables live in {TABLES})")
+        return cls(name, yaml.safe_load(path.read_text(encoding="utf-8")))
 
     @property
     def calibrated(self) -> str | None:
