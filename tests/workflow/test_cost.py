@@ -349,8 +349,13 @@ def test_the_committed_h200_table_is_the_loaders_reading_of_the_gpu_figures():
     dates = [row["date"] for row in committed["settings"].values()]
     assert (dates.count("2026-11-28"), dates.count("2026-11-27")) == (17, 8)
     assert committed["settings"]["roberta-base/b512/L32/simcse"] == {
-        "ms": 68.956, "path": "graph", "from": "h200-2026-11-28-floor/call1/calibration.json", "commit": "23998d9",
-        "date": "2026-11-28"}                                  # not 2026-11-27's 68.748
+        "ms": 68.956, "path": "graph", "peak_memory_gib": 16.03, "from": "h200-2026-11-28-floor/call1/calibration.json",
+        "commit": "23998d9", "date": "2026-11-28"}             # not 2026-11-27's 68.748 (14.6 GiB)
+    # the peak memory of each timed setting and GLUE step: DeBERTa-1.5B's with R-drop from 2026-11-27, whose eager
+    # steps were not timed (its capture failed) but reached their peak
+    assert committed["settings"]["roberta-base/b512/L32/retrieved16"]["peak_memory_gib"] == 114.6
+    deberta = committed["glue"]["deberta-48x1536"]
+    assert (deberta["peak_memory_gib"], deberta["rdrop_peak_memory_gib"]) == (50.18, 83.25)
     assert committed["settings"]["bert-base-uncased/b64/L32/simcse"]["commit"] == "6f2c2fc"    # not reached 11-28
     # DeBERTa-1.5B's GLUE step, captured as a CUDA graph; RTE's per width on BERT-base, a task's one-off work its
     # wall time beyond its steps at their widths' medians: 3.75 s - (24 x 7.574 + 14 x 8.286 + 6 x 9.619 + 14 x
@@ -376,10 +381,18 @@ def test_backbones_of_one_shape_share_their_measured_batches():
     assert at128.basis[0] == "linear in tokens per step between measured bert-base steps"
 
 
-def test_unknown_devices_are_refused_with_the_known_ones():
-    assert "h200" in known_devices()
-    with pytest.raises(ValueError, match=r"no step-time table for device 'a100' \(known: .*h200"):
-        StepTimes.load("a100")
+def test_unknown_devices_are_refused_with_the_known_ones(capsys):
+    """The measured H200 and the two calibrated from it are known; any other device is refused, by the loader and
+    by `sentaug cost` before its dry run, with the valid ones named."""
+    from sentaug.cli import main
+    from sentaug.workflow import datasheet
+
+    assert known_devices() == ["h200"] and datasheet.known_devices() == ["a100", "h100", "h200"]
+    with pytest.raises(ValueError, match=r"no step-time table for device 'v100' \(known: a100, h100, h200;"):
+        datasheet.load("v100")
+    assert main(["cost", "all", "--device", "v100"]) == 2
+    assert "unknown device 'v100'" in (err := capsys.readouterr().err) and "valid: " in err
+    assert {"a100", "h100", "h200"} <= set(err.split("valid: ")[1].strip().split(", "))
 
 
 def test_a_training_job_asks_for_its_projected_runtime_unless_the_scale_sets_one(paper):

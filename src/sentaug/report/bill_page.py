@@ -30,9 +30,10 @@ def _group(job: dict) -> tuple[str, str]:
 
 
 def projected_rows(jobs: list[dict]) -> list[dict]:
-    """Per backbone and method: training runs and device-hours by kind (every job, built or not)."""
+    """Per backbone and method: training runs and device-hours by kind (every job, built or not, but those that do
+    not fit in the device's memory: the bill leaves them out)."""
     rows = defaultdict(lambda: {"runs": 0, **{k: 0.0 for k in KINDS}})
-    for job in jobs:
+    for job in (j for j in jobs if j.get("fits") is not False):
         row = rows[_group(job)]
         row[job["kind"]] += job["hours"]
         row["runs"] += job["kind"] == "train"
@@ -75,8 +76,9 @@ def bill_totals(rows: list[dict]) -> dict:
 def projection_words(data: dict, code=html.escape, text=html.escape) -> str:
     """What the projection is, with `code` and `text` marking up a command and words (HTML by default)."""
     p = data["projected"]
-    return (text(f"every job of the workflow at {p['scale']} scale, priced with the training-step times measured "
-                 f"on one {p['device']} (") + code(f"sentaug cost all --scale {p['scale']} --device {p['step_times']}")
+    how = f"{p['calibrated']}, for" if p.get("calibrated") else "measured on"
+    return (text(f"every job of the workflow at {p['scale']} scale, priced with the training-step times {how} "
+                 f"one {p['device']} (") + code(f"sentaug cost all --scale {p['scale']} --device {p['step_times']}")
             + text(" details them)"))
 
 

@@ -10,7 +10,9 @@ its start-up once per model, the model's first new job (by its key) starting it 
 Training runs sharing GPUs (`runs_per_gpu`) are counted at the measured gain of their shape against one steady
 run (StepTimes.sharing; none where none was measured). The bill says which share of the new device-hours is
 priced from figures measured on the code that runs, from figures older than it (sentaug.workflow.freshness
-states the rule), and from estimates.
+states the rule), from figures calibrated from datasheet rates (a device without a measured table:
+sentaug.workflow.datasheet), and from estimates. A job whose measured peak memory does not fit in the device's
+(datasheet.fits) is left out of the device-hours and named apart, with what it would take.
 """
 from __future__ import annotations
 
@@ -25,10 +27,11 @@ import yaml
 
 from .. import config as sc
 from ..choices import Mistake, unknown
-from . import cost, freshness
+from . import cost, datasheet, freshness
 from .jobs import GPU_KINDS, TRAIN, rule_kind
 from .planned import PlannedJob, planned_and_new
-from .step_times import StepTimes, known_devices
+from .datasheet import known_devices
+from .step_times import StepTimes
 
 ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_DEVICE = "h200"
@@ -45,6 +48,7 @@ class JobCost:
     actual_device: str | None = None
     gain: float = 1.0                           # a training run's measured gain of sharing a GPU (runs_per_gpu)
     gain_source: object = None                  # the figure of that gain (step_times.Source)
+    fits: bool | None = None                    # in the device's memory; None: not known (fit_in_memory)
 
     @property
     def hours(self) -> float:
@@ -70,9 +74,13 @@ class Bill:
 
     def total(self, keys, kind: str | None = None, built: bool | None = None) -> float:
         """Device-hours of the jobs `keys` (of one column, built or not), training runs with their gain of
-        sharing GPUs."""
-        return sum(j.hours for j in (self.jobs[k] for k in keys) if j.projection is not None
+        sharing GPUs; a job that does not fit in the device's memory is not counted (`too_large`)."""
+        return sum(j.hours for j in (self.jobs[k] for k in keys) if j.projection is not None and j.fits is not False
                    and (kind is None or j.kind == kind) and (built is None or j.built == built))
+
+    def too_large(self) -> list[JobCost]:
+        """The new device jobs whose measured peak memory does not fit in the device's."""
+        return [j for j in self.jobs.values() if j.fits is False and not j.built]
 
     def training_hours(self, keys, built: bool = False) -> float:
         """Device-hours of the training runs, with the measured gain of sharing GPUs (1 when not measured)."""
@@ -81,10 +89,12 @@ class Bill:
     def provenance(self) -> dict:
         """The new device-hours by what prices them (module docstring): `current` (figures measured on the code
         that runs: sentaug.workflow.freshness), `older` (at least one figure measured on older code; by figure
-        kind, commit and the paths changed since: `older_by`), `estimated` (no measurement), and `total`."""
-        out = {"current": 0.0, "older": 0.0, "estimated": 0.0, "total": 0.0, "older_by": defaultdict(float)}
+        kind, commit and the paths changed since: `older_by`), `calibrated` (at least one figure calibrated from
+        datasheet rates, not measured on the device), `estimated` (no measurement), and `total`."""
+        out = {"current": 0.0, "older": 0.0, "calibrated": 0.0, "estimated": 0.0, "total": 0.0,
+               "older_by": defaultdict(float)}
         for j in self.jobs.values():
-            if j.kind not in GPU_KINDS or j.built or j.projection is None:
+            if j.kind not in GPU_KINDS or j.built or j.projection is None or j.fits is False:
                 continue
             old_gain = j.gain != 1.0 and j.gain_source is not None and not freshness.is_current(j.gain_source)
             for _, seconds, sources in j.projection.pieces:
@@ -92,6 +102,9 @@ class Bill:
                 out["total"] += hours
                 if sources is None:
                     out["estimated"] += hours
+                    continue
+                if any(x is not None and x.calibrated for x in sources):
+                    out["calibrated"] += hours
                     continue
                 old = [x for x in sources if not freshness.is_current(x)] + ([j.gain_source] if old_gain else [])
                 if not old:
@@ -193,10 +206,10 @@ def compute_bill(targets: list[str], scale: str | None = None, device: str | Non
     results = wf_config.get("results", "results")       # as the Snakefile reads it: from the working directory
     W = Workflow(wf_config, results=results if Path.cwd() == workdir.resolve() else str(workdir / results))
     device = device or W.S.get("step_times") or DEFAULT_DEVICE
-    if device not in known_devices():       # before the DAG: a typo costs no wait
+    if device not in known_devices():       # before the DAG: a typo costs no wait (the valid ones named)
         where = "" if device != W.S.get("step_times") else f"scales.{W.scale}.step_times; "
         raise ValueError(unknown("device", device, known_devices(), f" ({where.rstrip('; ')})" if where else ""))
-    times = StepTimes.load(device).scaled(speedup)
+    times = datasheet.load(device).scaled(speedup)
     dag, new = _dag(targets, configfiles, overrides, workdir)
     needed_by, every = {}, {}
     for target in targets:
@@ -212,7 +225,8 @@ def compute_bill(targets: list[str], scale: str | None = None, device: str | Non
         kind, projection = _price(job, W, times, startups.get(key, cost.OWN))
         built = key not in new
         actual, actual_device = _actual(job, kind, workdir) if kind in GPU_KINDS and built else (None, None)
-        jobs[key] = JobCost(kind, job.rule, key, built, projection, actual, actual_device)
+        jobs[key] = JobCost(kind, job.rule, key, built, projection, actual, actual_device,
+                            fits=fit_in_memory(projection, times))
         if kind == TRAIN and (k > 1 or sharing_gain is not None):
             w = job.wildcards
             spec = W.run_spec(w["paper"], w["backbone"], w["method"], int(w["seed"]))
@@ -220,10 +234,23 @@ def compute_bill(targets: list[str], scale: str | None = None, device: str | Non
             jobs[key].gain, jobs[key].gain_source = (gain, source) if sharing_gain is None else (sharing_gain, None)
     notes = sharing_notes(jobs, k, times) if sharing_gain is None else []
     if speedup != 1.0:
-        notes.append(f"what-if: every training and GLUE step {speedup:g}x faster than measured")
+        notes.append(f"what-if: every figure of work on the device {speedup:g}x faster than measured (training and "
+                     f"GLUE steps, dev evaluations, the embedding rate, the top-k; not the start-ups, a GLUE task's "
+                     f"one-off work and the writes to disk)")
     if sharing_gain is not None:
         notes.append(f"what-if: runs sharing GPUs train {sharing_gain:g}x the runs per hour of one run alone")
     return Bill(W.scale, times, needed_by, jobs, k, speedup, notes, W)
+
+
+def fit_in_memory(projection: cost.Projection | None, times: StepTimes) -> bool | None:
+    """Whether a job fits in the memory of the device of `times` (its datasheet's): its measured peak against it
+    (datasheet.fits); None where that is not known: no peak measured, a device without a datasheet, or a peak that
+    fits but was measured on less work than the job's (cost.Peak.lower_bound)."""
+    on = datasheet.device(times.name)
+    if projection is None or projection.peak is None or on is None:
+        return None
+    fits = datasheet.fits(projection.peak.gib, on)
+    return None if fits and projection.peak.lower_bound else fits
 
 
 def evaluation_startups(W, jobs, new: set[str]) -> dict[str, str]:
@@ -284,7 +311,7 @@ def setting_rows(bill: Bill) -> list[dict]:
     """The new training runs grouped by backbone, batch and steps."""
     groups = defaultdict(list)
     for j in bill.jobs.values():
-        if j.kind == "train" and not j.built:
+        if j.kind == "train" and not j.built and j.fits is not False:
             w = j.wildcards
             groups[(w["backbone"], j.projection.steps, round(j.projection.parts["step_ms"], 1), j.gain)].append(j)
     rows = []
@@ -298,7 +325,13 @@ def setting_rows(bill: Bill) -> list[dict]:
 
 def format_bill(bill: Bill, runs: bool = False) -> str:
     t = bill.times
-    out = [f"Bill at scale {bill.scale} on {t.device} (step times: {t.name}.yaml; {t.table['source']})", ""]
+    # what prices a figure the bill calls measured: on a device without a measured table, a calibration
+    measured = "measured" if t.calibrated is None else "calibrated"
+    table = f"{t.name}.yaml" if t.calibrated is None else f"{t.table['calibrated']['from']}.yaml calibrated to {t.name}"
+    out = [f"Bill at scale {bill.scale} on {t.device} (step times: {table}; {t.table['source']})", ""]
+    if t.calibrated is not None:
+        out[-1:-1] = [f"Every figure of this bill is {t.calibrated}: no {t.device} step time was measured; the "
+                      f"model is a roofline split of each measured figure (docs/cost-and-gpus.md, Other GPUs)"]
     head = (f"{'target':<48} {'runs':>5} {'new':>5} {'built':>5} {'steps (new)':>13} {'train h':>9} "
             f"{'GLUE h':>8} {'eval h':>8} {'total h':>9}  {'built: projected / actual h':>27}")
     out += [head, "-" * len(head)]
@@ -311,13 +344,14 @@ def format_bill(bill: Bill, runs: bool = False) -> str:
         out += ["", "New training runs by setting (step time with the method's overhead):",
                 f"  {'backbone':<26} {'steps':>8} {'ms/step':>8} {'runs':>5} {'h/run':>7} {'h':>8}  basis"]
         for s in settings:
-            basis = "measured" if s["measured"] == s["runs"] else (
-                "extrapolated" if not s["measured"] else f"{s['measured']} measured, the rest extrapolated")
+            basis = measured if s["measured"] == s["runs"] else (
+                "extrapolated" if not s["measured"] else f"{s['measured']} {measured}, the rest extrapolated")
             out.append(f"  {s['backbone']:<26} {s['steps']:>8,} {s['step_ms']:>8.1f} {s['runs']:>5} "
                        f"{s['h_per_run']:>7.3f} {s['h']:>8.2f}  {basis}"
                        + (f", {bill.runs_per_gpu} per GPU at x{s['gain']:g}" if s["gain"] != 1 else ""))
     parts = defaultdict(float)
-    for j in bill.jobs.values():
+    priced = [j for j in bill.jobs.values() if j.fits is not False]     # those too large: named apart, below
+    for j in priced:
         if j.kind == "train" and not j.built:
             for name in ("steps", "dev", "checkpoints", "startup"):
                 parts[name] += j.projection.parts[name] / 3600 / j.gain
@@ -326,8 +360,8 @@ def format_bill(bill: Bill, runs: bool = False) -> str:
         out += ["", f"Training hours: steps {parts['steps']:.2f}, dev evaluations and best-model writes "
                     f"{parts['dev']:.2f}, checkpoints {parts['checkpoints']:.2f}, start-up {parts['startup']:.2f}"
                 + (" (with the measured gains of sharing GPUs)" if shared else "")]
-    glue = [j for j in bill.jobs.values() if j.kind == "glue" and not j.built]
-    evals = [j for j in bill.jobs.values() if j.kind == "eval" and not j.built]
+    glue = [j for j in priced if j.kind == "glue" and not j.built]
+    evals = [j for j in priced if j.kind == "eval" and not j.built]
     if glue or evals:
         def part(js, name):
             return sum(seconds for j in js for n, seconds, _ in j.projection.pieces if n == name) / 3600
@@ -341,14 +375,14 @@ def format_bill(bill: Bill, runs: bool = False) -> str:
     for j in bill.jobs.values():
         if j.kind == "cpu" and not j.built:
             cpu[j.rule] += 1
-    new = [j for j in bill.jobs.values() if j.kind in GPU_KINDS and not j.built]
+    new = [j for j in priced if j.kind in GPU_KINDS and not j.built]
     extrapolated = sum(j.projection.seconds for j in new if not j.projection.measured)
     bounded = sum(j.projection.seconds for j in new if j.projection.sizes)
     total = sum(j.projection.seconds for j in new)
-    out += ["", f"Extrapolated: {extrapolated / total:.0%} of the new device-hours (the rest priced from measured "
+    out += ["", f"Extrapolated: {extrapolated / total:.0%} of the new device-hours (the rest priced from {measured} "
                 f"step times and start-ups); sizes estimated or upper bounds (caches not built yet): "
                 f"{bounded / total:.0%}" if total else "Nothing new to run on the device.",
-            *(provenance_lines(bill) if total else []),
+            *(provenance_lines(bill) if total else []), *memory_lines(bill),
             "Not in device-hours: the CPU jobs (" + ", ".join(f"{n} {r}" for r, n in sorted(cpu.items())) + ")"
             if cpu else "", "and the suites' classifiers and K-means (CPU). Evaluations: their embeddings only.",
             *[f"Note: {n}" for n in bill.notes]]
@@ -360,7 +394,8 @@ def format_bill(bill: Bill, runs: bool = False) -> str:
                 actual = (f", took {j.actual_s:,.0f} s" + (f" on {j.actual_device}" if j.actual_device else "")
                           if j.actual_s is not None else "")
                 out.append(f"  {'built' if j.built else 'new':<5} {j.label}: {p.steps:,} steps, {p.seconds:,.0f} s"
-                           f"{actual}" + (f"  [{'; '.join(p.basis)}]" if p.basis else "  [measured]")
+                           f"{actual}" + (f"  [{'; '.join(p.basis)}]" if p.basis else f"  [{measured}]")
+                           + ("  DOES NOT FIT in the device's memory" if j.fits is False else "")
                            + (f"  sizes: {'; '.join(p.sizes)}" if p.sizes else ""))
     return "\n".join(line for line in out if line is not None)
 
@@ -372,13 +407,42 @@ def provenance_lines(bill: Bill) -> list[str]:
     if not p["total"]:
         return []
     share = lambda h: f"{h / p['total']:.0%}"      # noqa: E731
+    calibrated = (f"calibrated from datasheet rates, not measured: {share(p['calibrated'])}; "
+                  if p["calibrated"] else "")
     lines = [f"Measured on the code that runs ({freshness.head()}): {share(p['current'])} of the new device-hours; "
-             f"priced from figures measured on older code: {share(p['older'])}; from estimates: "
-             f"{share(p['estimated'])} (not measured at the current code: {share(p['older'] + p['estimated'])})"]
+             f"priced from figures measured on older code: {share(p['older'])}; {calibrated}from estimates: "
+             f"{share(p['estimated'])} (not measured at the current code: "
+             f"{share(p['older'] + p['calibrated'] + p['estimated'])})"]
     for (kind, commit, date), hours in sorted(p["older_by"].items(), key=lambda kv: -kv[1]):
         changed = freshness.changed_since(commit, kind)
         why = "cannot be checked" if changed is None else "changed since: " + ", ".join(changed)
         lines.append(f"  {hours:.2f} h from {kind} figures measured at {commit} ({date}); {why}")
+    return lines
+
+
+def memory_lines(bill: Bill) -> list[str]:
+    """The new jobs that do not fit in the device's memory (left out of its hours), grouped by the measured peak
+    that says so, and how many jobs' fit is not known, on a device with datasheet figures."""
+    on = datasheet.device(bill.times.name)
+    if on is None:
+        return []
+    groups = defaultdict(list)
+    for j in bill.too_large():
+        groups[(j.kind, j.projection.peak.at, j.projection.peak.gib)].append(j)
+    lines = [f"Does not fit in the {on.memory_gb:g} GB of one {bill.times.device} (measured peak + "
+             f"{datasheet.MEMORY_HEADROOM_GIB:g} GiB; left out of the hours above): "
+             + "; ".join(f"{len(js)} {kind} job{'s' if len(js) > 1 else ''} ({at}: {gib:g} GiB peak on "
+                         f"{bill.times.table.get('calibrated', {}).get('from', bill.times.name)}), "
+                         f"{sum(j.hours for j in js):.2f} h if they did"
+                         for (kind, at, gib), js in sorted(groups.items()))] if groups else []
+    # the evaluations and indexes only embed, in batches: their memory is not measured and not checked
+    new = [j for j in bill.jobs.values() if j.kind in ("train", "glue") and not j.built]
+    unknown = [j for j in new if j.fits is None]
+    if unknown:
+        larger = sum(1 for j in unknown if j.projection.peak is not None)
+        lines.append(f"Memory not checked for {len(unknown)} of the {len(new)} new training and GLUE jobs: no peak "
+                     f"measured for what prices them" + (f" or ({larger}) one measured on smaller batches or pairs "
+                                                         f"than theirs" if larger else ""))
     return lines
 
 
@@ -389,15 +453,19 @@ def add_cost_command(sub) -> None:
     c.add_argument("targets", nargs="+", help="`all`, or outputs: results/tables/<paper>/<table>.tex, "
                                               "results/figures/<paper>/<figure>.pdf, results/tables/<board>.tex")
     c.add_argument("--scale", help=f"{', '.join(sc.scale_names())} (default: config.yaml's `scale`)")
-    c.add_argument("--device", help=f"step-time table (src/sentaug/resources/step_times/<device>.yaml; default: "
-                                    f"scales.<scale>.step_times, else {DEFAULT_DEVICE})")
+    c.add_argument("--device", help=f"{', '.join(known_devices())}: the device's measured step-time table "
+                                    f"(src/sentaug/resources/step_times/<device>.yaml), else one calibrated from "
+                                    f"datasheet rates (src/sentaug/resources/devices.yaml); default: "
+                                    f"scales.<scale>.step_times, else {DEFAULT_DEVICE}")
     c.add_argument("--config", nargs="*", metavar="KEY=VALUE", help="config overrides, as snakemake --config")
     c.add_argument("--configfile", nargs="*", default=[], help="config files, as snakemake --configfile")
     c.add_argument("--snakemake-args", default="", metavar="FLAGS",
                    help="Snakemake command-line flags (make report passes SNAKEFLAGS): their --config and "
                         "--configfile apply, the others are ignored")
     c.add_argument("--speedup", type=float, default=1.0,
-                   help="what-if: every training and GLUE step this many times faster than measured")
+                   help="what-if: every figure of work on the device (training and GLUE steps, dev evaluations, "
+                        "the embedding rate, the top-k) this many times faster than measured; start-ups, a GLUE "
+                        "task's one-off work and writes to disk as measured")
     c.add_argument("--sharing-gain", type=float,
                    help="what-if: runs sharing GPUs (runs_per_gpu) train this many times the runs per hour of one "
                         "(default: the table's measured gain for the scale's runs_per_gpu, else none)")

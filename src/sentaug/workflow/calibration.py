@@ -64,6 +64,7 @@ class _Readings:
     def __init__(self):
         self.steps, self.overhead, self.evaluation, self.settings = {}, {}, {}, {}
         self.glue, self.glue_shapes, self.embedding, self.startup = {}, {}, {}, {}
+        self.glue_peaks: dict[tuple[str, str], tuple[str, float]] = {}    # (backbone, key) -> (date, GiB)
         self.measured, self.sources = {}, {}            # scalar figures' provenance; every file read
         self.concurrency: list[dict] = []               # gpu_concurrency.py's rows, paired in `sharing_sections`
         self.lengths, self.devices = set(), set()
@@ -176,11 +177,17 @@ class _Readings:
         """gpu_calibrate.py: the paper-scale training settings at their real shape (not its tiny test runs)."""
         for key, row in rows.items():
             if row.get("ms") and not tiny:
-                _keep(self.settings, key, {"ms": round(row["ms"], 3), "path": row["path"], **where}, "ms")
+                peak = {"peak_memory_gib": row["peak_memory_gib"]} if row.get("peak_memory_gib") else {}
+                _keep(self.settings, key, {"ms": round(row["ms"], 3), "path": row["path"], **peak, **where}, "ms")
 
     def calibrated_glue_section(self, rows: dict, tiny: bool, where: dict) -> None:
-        """gpu_calibrate.py: GLUE steps of the backbones at their real shape (batch 32, the widest width)."""
+        """gpu_calibrate.py: GLUE steps of the backbones at their real shape (batch 32, the widest width), and
+        their peak memory (`glue_peaks`: the newest, a step that was not timed included: it reached its peak)."""
         for row in rows.values():
+            if row.get("peak_memory_gib") and row.get("shape") and not tiny:
+                slot = (shape_key(row["shape"]), f"{'rdrop_' if row['rdrop'] else ''}peak_memory_gib")
+                if slot not in self.glue_peaks or _d(where["date"]) > _d(self.glue_peaks[slot][0]):
+                    self.glue_peaks[slot] = (where["date"], row["peak_memory_gib"])
             if row.get("ms") and row.get("shape") and not tiny:
                 key = shape_key(row["shape"])
                 self.glue_shapes[key] = {k: row["shape"][k] for k in ("arch", "layers", "hidden", "intermediate")}
@@ -211,6 +218,9 @@ class _Readings:
         missing = {"dev_ms", "best_write_ms", "dev_sentences", "knn_s", "knn_rows"} - set(self.evaluation)
         if missing:
             raise ValueError(f"the benchmark files lack {', '.join(sorted(missing))} (sections dev_eval and knn)")
+        for (key, part), (_, peak) in self.glue_peaks.items():
+            if key in self.glue:
+                self.glue[key][part] = peak
         shapes = {key: _benchmark_shape(key) for key in self.steps}
         shapes.update({key: self.glue_shapes.get(key) or _benchmark_shape(key) for key in self.glue})
         optional = {"sharing": self.sharing_sections(), "glue": dict(sorted(self.glue.items())),

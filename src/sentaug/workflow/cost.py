@@ -118,17 +118,27 @@ def backbone_shape(config: dict, name: str) -> dict:
     return dict(shapes[name])
 
 
+@dataclass(frozen=True)
+class Peak:
+    """The device memory a job needs: the peak measured for what prices it (`at`), GiB; `lower_bound` where the
+    job's work is larger than the measured one (a GLUE recipe's larger batches or longer pairs)."""
+    gib: float
+    at: str
+    lower_bound: bool = False
+
+
 @dataclass
 class Projection:
     """Projected seconds of one job, its parts, what in its time was not measured (`basis`) and what in its size
     is an estimate or an upper bound (`sizes`); `pieces`: its seconds by part, each with the measured figures
-    (step_times.Source) it is priced from, None for an estimate."""
+    (step_times.Source) it is priced from, None for an estimate; `peak`: the memory it needs where measured."""
     seconds: float
     steps: int = 0
     parts: dict = field(default_factory=dict)
     basis: list[str] = field(default_factory=list)
     sizes: list[str] = field(default_factory=list)
     pieces: list = field(default_factory=list)
+    peak: Peak | None = None
 
     @property
     def measured(self) -> bool:
@@ -230,7 +240,9 @@ def project_run(paths, spec: dict, times: StepTimes, config: dict) -> Projection
     shape = backbone_shape(config, spec["backbone"])
     n, sizes = run_examples(paths, spec)
     steps = total_steps(spec, n)
-    measured = times.setting(step_setting(spec))
+    setting = step_setting(spec)
+    measured = times.setting(setting)
+    peak_gib = times.setting_peak(setting)
     if measured is not None:        # this setting's own step, timed at its real shape
         step, overhead, method_basis, step_sources = measured, 1.0, [], measured.sources
     else:
@@ -256,7 +268,8 @@ def project_run(paths, spec: dict, times: StepTimes, config: dict) -> Projection
               ("checkpoints", parts["checkpoints"],
                ev("checkpoint_ms") if measured_checkpoint is not None else ev("best_write_ms"))]
     return Projection(sum(parts.values()), steps, {**parts, "step_ms": step.ms * overhead},
-                      step.basis + method_basis + startup_basis(times, "training"), sizes, pieces)
+                      step.basis + method_basis + startup_basis(times, "training"), sizes, pieces,
+                      None if peak_gib is None else Peak(float(peak_gib), f"setting {setting}"))
 
 
 def train_runtime_minutes(projection: Projection, runs_per_gpu: int = 1, sharing: float = 1.0) -> int:
@@ -406,12 +419,18 @@ def project_glue(times: StepTimes, shape: dict, tasks, max_steps: int | None, rd
         basis += [b for b in times.glue_task_basis(shape) if b not in basis]
         once_sources = [times.glue_task_source(shape)]
         widest = times.glue_step(shape, rdrop).ms
+    measured_peak = times.glue_peak(shape, rdrop)
+    peak = None
+    if measured_peak is not None:   # measured at batch 32 and the row's width: a larger batch or width needs more
+        width = times.table["glue"][times.glue_row(shape)[0]]["width"]
+        larger = any(b > GLUE_BATCH or limit > width for b, _, limit in (glue_settings(t, recipe) for t in tasks))
+        peak = Peak(*measured_peak, lower_bound=larger)
     return Projection(start + once + work, n_steps,
                       {"step_ms": 1000 * work / n_steps if n_steps else widest, "widest_step_ms": widest,
                        "steps_by_width": {w: round(n, 1) for w, n in sorted(steps_by_width.items())}, "startup": start,
                        "tasks_once": once},
                       basis, sizes, [("startup", start, start_sources), ("tasks_once", once, once_sources),
-                                     ("steps", work, step_sources)])
+                                     ("steps", work, step_sources)], peak)
 
 
 def project_index(times: StepTimes, shape: dict, corpus: str) -> Projection:

@@ -6,9 +6,11 @@ imports nothing of the workflow). One JSON object:
 - `papers`: per paper, its short name (the report's category for it), its tables (each one's CSV and report
   page) and its figures (each one's output and report page);
 - `projected`: the paper scale's bill, every device job of it built or not: the device whose step times price
-  it, the bill's notes (among them what prices its new hours: figures measured on the code that runs, on older
-  code, estimates; `provenance` in hours), and per job its kind (train, glue or eval), rule, wildcards and
-  device-hours;
+  it, `calibrated` (what its step times are where they are calibrated from datasheet rates, not measured: a
+  device without a measured table; else null), the bill's notes (among them what prices its new hours: figures
+  measured on the code that runs, on older code, calibrated, estimates; `provenance` in hours), and per job its
+  kind (train, glue or eval), rule, wildcards, device-hours and `fits` (false: its measured peak memory does not
+  fit in the device's, and the bill leaves it out; null: not known);
 - `built`: the build's own bill: per device job whether it is built and, for a built one, what it took.
 """
 from __future__ import annotations
@@ -24,7 +26,7 @@ from .jobs import GPU_KINDS
 def projected_jobs(bill: "Bill") -> list[dict]:
     """Every device job of `bill` with its projected device-hours (a training run with its measured gain of
     sharing a GPU, as Bill.training_hours counts it)."""
-    return [{"kind": j.kind, "rule": j.rule, "wildcards": j.wildcards, "hours": j.hours}
+    return [{"kind": j.kind, "rule": j.rule, "wildcards": j.wildcards, "hours": j.hours, "fits": j.fits}
             for j in bill.jobs.values() if j.kind in GPU_KINDS]
 
 
@@ -54,9 +56,11 @@ def provenance_note(provenance: dict) -> str | None:
     if not total:
         return None
     share = lambda key: f"{provenance[key] / total:.0%}"      # noqa: E731
+    calibrated = (f", {share('calibrated')} from figures calibrated from datasheet rates, not measured"
+                  if provenance.get("calibrated") else "")
     return (f"Of the new device-hours, {share('current')} are priced from figures measured on the code that runs, "
-            f"{share('older')} from figures measured on older code and {share('estimated')} from estimates "
-            f"(sentaug cost says which)")
+            f"{share('older')} from figures measured on older code{calibrated} and {share('estimated')} from "
+            f"estimates (sentaug cost says which)")
 
 
 def report_data(bill: "Bill", paper: "Bill") -> dict:
@@ -67,8 +71,10 @@ def report_data(bill: "Bill", paper: "Bill") -> dict:
     return {"scale": bill.scale, "build": {**W.scale_meta(), "seeds": list(W.seeds)}, "papers": papers(W),
             "bill_page": W.report_bill_page(),
             "projected": {"scale": paper.scale, "device": paper.times.device, "step_times": paper.times.name,
+                          "calibrated": paper.times.calibrated,
                           "notes": [*paper.notes, *filter(None, [provenance_note(provenance)])],
-                          "provenance": {k: provenance[k] for k in ("current", "older", "estimated", "total")},
+                          "provenance": {k: provenance[k] for k in ("current", "older", "calibrated", "estimated",
+                                                                    "total")},
                           "jobs": projected_jobs(paper)},
             "built": {"scale": bill.scale, "jobs": built_jobs(bill)}}
 

@@ -50,9 +50,9 @@ class JobResources:
         if not self.S.get("step_times"):
             return None
         if getattr(self, "_step_times", None) is None:
-            from .step_times import StepTimes
+            from .datasheet import load
 
-            self._step_times = StepTimes.load(self.S["step_times"])
+            self._step_times = load(self.S["step_times"])      # measured, else calibrated from datasheet rates
         return self._step_times
 
     def train_runtime(self, paper: str, backbone: str, method: str, seed: int) -> int:

@@ -41,8 +41,15 @@ A table (YAML; every measured row carries `from`: its file under benchmarks/resu
                                         (`sentaug.evaluate.service`: Python and the command line only); a
                                         training job's wall time beyond its steps' (benchmarks/gpu_paper_run.py)
     settings:                           paper-scale training settings timed at their real shape
-      roberta-base/b512/L32/retrieved1: {ms: 95.1, path: graph, from: ..., commit: ..., date: ...}
-                                        (key: sentaug.workflow.cost.step_setting; benchmarks/gpu_calibrate.py)
+      roberta-base/b512/L32/retrieved1: {ms: 95.1, path: graph, peak_memory_gib: 22.0, from: ..., commit: ...,
+                                         date: ...}
+                                        (key: sentaug.workflow.cost.step_setting; benchmarks/gpu_calibrate.py;
+                                        the peak memory it allocated, as a GLUE row's `peak_memory_gib` and
+                                        `rdrop_peak_memory_gib`: what the bill checks against a device's memory)
+
+A device without a table of its own is priced from the measured reference's, calibrated from datasheet rates
+(`sentaug.workflow.datasheet.load`): every row of it carries `calibrated: <the reference>`, and the table a
+`calibrated: {from, note}` section.
 
 A setting in `settings` is priced from its own measurement; any other is extrapolated (`StepTimes.step_ms`),
 each use flagged in the result:
@@ -67,11 +74,16 @@ import copy
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
 TABLES = Path(str(resources.files("sentaug") / "resources" / "step_times"))
+
+
 def known_devices() -> list[str]:
+    """The devices with a measured step-time table (TABLES/<device>.yaml); sentaug.workflow.datasheet adds those
+    calibrated from one."""
     return sorted(p.stem for p in TABLES.glob("*.yaml"))
 
 
@@ -95,12 +107,13 @@ class Source:
     commit: str = UNKNOWN
     date: str = UNKNOWN
     file: str = ""
+    calibrated: str = ""        # the measured table a calibrated figure comes from (sentaug.workflow.datasheet)
 
 
 def source(figure: str, kind: str, row: dict | None) -> Source:
     row = row or {}
     return Source(figure, kind, str(row.get("commit", UNKNOWN)), str(row.get("date", UNKNOWN)),
-                  str(row.get("from", "")))
+                  str(row.get("from", "")), str(row.get("calibrated", "")))
 
 
 @dataclass
@@ -123,11 +136,18 @@ class StepTimes:
 
     @classmethod
     def load(cls, name: str) -> "StepTimes":
+        """The device's measured table (sentaug.workflow.datasheet.load: else one calibrated from datasheet
+        rates)."""
         path = TABLES / f"{name}.yaml"
         if not path.is_file():
             raise ValueError(f"no step-time table for device '{name}' (known: {', '.join(known_devices())}; "
                              f"tables live in {TABLES})")
         return cls(name, yaml.safe_load(path.read_text(encoding="utf-8")))
+
+    @property
+    def calibrated(self) -> str | None:
+        """What a table calibrated from datasheet rates says of itself; None for a measured one."""
+        return (self.table.get("calibrated") or {}).get("note")
 
     @property
     def device(self) -> str:
@@ -212,23 +232,51 @@ class StepTimes:
         row = (self.table.get("settings") or {}).get(key)
         return StepTime(float(row["ms"]), [], [source(f"setting {key}", "train", row)]) if row else None
 
+    def setting_peak(self, key: str) -> float | None:
+        """The peak memory (GiB) measured for a training setting's step (`settings.<key>.peak_memory_gib`)."""
+        row = (self.table.get("settings") or {}).get(key) or {}
+        return row.get("peak_memory_gib")
+
+    def glue_peak(self, shape: dict, rdrop: bool) -> tuple[float, str] | None:
+        """(peak memory in GiB, what it was measured at) of GLUE fine-tuning a backbone of `shape`: its own `glue`
+        row's (batch 32 at the row's width), with R-drop or without; None where none was measured."""
+        found = self.glue_row(shape)
+        if found is None or not found[1]:
+            return None
+        row = self.table["glue"][found[0]]
+        peak = row.get(f"{'rdrop_' if rdrop else ''}peak_memory_gib")
+        return None if peak is None else (float(peak), f"GLUE step of {found[0]}{' R-drop' if rdrop else ''} at "
+                                                       f"batch 32 x {row['width']}")
+
     def scaled(self, speedup: float) -> "StepTimes":
-        """This table with every step `speedup` times faster than measured (a what-if)."""
-        if speedup == 1.0:
-            return self
+        """This table with every figure of work on the device `speedup` times faster than measured (a what-if;
+        `device_work`)."""
+        return self if speedup == 1.0 else self.device_work(lambda figure, ms: ms / speedup)
+
+    def device_work(self, new: Callable[[tuple, float], float]) -> "StepTimes":
+        """A copy of this table with each figure of work on the device replaced by `new(figure, value)`: the
+        training steps (`("steps", backbone, batch)`, `("settings", key)`), the GLUE steps (`("glue", backbone,
+        width, rdrop)`), the dev evaluation, the copy of the best model on the device and the top-k
+        (`("evaluation", what)`) and the embedding rate (`("embedding",)`). The start-ups, a GLUE task's one-off
+        work (tokenizing, warm-up steps, the graphs' captures) and the writes to disk are the host's, and kept."""
         table = copy.deepcopy(self.table)
-        for rows in table["steps"].values():
-            for row in rows.values():
-                row["ms"] = row["ms"] / speedup
-        for row in (table.get("settings") or {}).values():
-            row["ms"] = row["ms"] / speedup
-        for row in (table.get("glue") or {}).values():
-            for key in ("ms", "rdrop_ms"):
-                if key in row:
-                    row[key] = row[key] / speedup
-            for key in ("ms_by_width", "rdrop_ms_by_width"):
-                if key in row:
-                    row[key] = {w: ms / speedup for w, ms in row[key].items()}
+        for key, rows in table["steps"].items():
+            for batch, row in rows.items():
+                row["ms"] = new(("steps", key, int(batch)), row["ms"])
+        for key, row in (table.get("settings") or {}).items():
+            row["ms"] = new(("settings", key), row["ms"])
+        for key, row in (table.get("glue") or {}).items():
+            for part, rdrop in (("", False), ("rdrop_", True)):
+                if f"{part}ms" in row:
+                    row[f"{part}ms"] = new(("glue", key, int(row["width"]), rdrop), row[f"{part}ms"])
+                if f"{part}ms_by_width" in row:
+                    row[f"{part}ms_by_width"] = {w: new(("glue", key, int(w), rdrop), ms)
+                                                 for w, ms in row[f"{part}ms_by_width"].items()}
+        for what in ("dev_ms", "best_snapshot_ms", "knn_s"):
+            if what in table["evaluation"]:
+                table["evaluation"][what] = new(("evaluation", what), table["evaluation"][what])
+        if table.get("embedding"):
+            table["embedding"]["ms_per_sentence"] = new(("embedding",), table["embedding"]["ms_per_sentence"])
         return StepTimes(self.name, table)
 
     def sharing(self, runs_per_gpu: int, shape: dict, batch: int, length: int,
