@@ -102,5 +102,6 @@ if __name__ == "__main__":
 
     status = in_models_process(sys.argv[1:], main)   # an evaluation: its model's one process (scales on GPUs)
     if status is None:
-        status = forward(sys.argv[1:])     # a local run's job server runs it with the heavy modules imported
+        # a local run's job server runs it with the heavy modules imported (this module's `main`: it names itself)
+        status = forward(sys.argv[1:], __spec__.name)
     sys.exit(main() if status is None else status)
