@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ..augment.token_sequences import TOKENS_PREFIX
+from ..models.token_sequences import TOKENS_PREFIX
 from ..models import packing
 from ..models.tokens import BatchTokenizer, mixed_ids
 from ..parts import compose
