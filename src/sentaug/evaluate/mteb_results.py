@@ -217,7 +217,7 @@ METRICS = {"STS": "cosine_spearman", "Classification": "accuracy", "Clustering":
 
 def card_scores(record: dict, suite: str, label: str | None = None) -> list[dict]:
     """A suite's record as a model card's score rows (x100, as sentaug's records give them;
-    `sentaug.models.model_card`), under `label` (the record's file name: sts, sts.avg, sts_lowercase)."""
+    `sentaug.train.model_card`), under `label` (the record's file name: sts, sts.avg, sts_lowercase)."""
     rows = []
     for task in task_scores(record, suite):
         for split, entries in task["scores"].items():
@@ -248,7 +248,7 @@ def export(result_file: str | Path, model_folder: str | Path | None = None, suit
            local_name: str | None = None) -> Path | None:
     """The MTEB files of a result file (and, for a trained run, its scores in the run's model card): what every
     `sentaug evaluate` does after writing its record, and `sentaug mteb` does for records written before."""
-    from ..models.model_card import add_scores
+    from ..train.model_card import add_scores
 
     try:
         record = json.loads(Path(result_file).read_text(encoding="utf-8"))
