@@ -25,7 +25,7 @@ from .evaluate.cli import add_analysis_commands, add_evaluate_commands
 from .index.cli import add_index_commands
 from .plugins import PluginError
 from .progress import space_progress_in_logs
-from .report.cli import add_report_commands
+from .report.cli import add_census_embedding_command, add_describe_commands, add_report_commands
 from .train.cli import add_train_commands
 from .workflow.bill import add_cost_command
 
@@ -65,6 +65,8 @@ def build_parser() -> Parser:
     add_augment_commands(sub)
     add_index_commands(sub)
     add_train_commands(sub)
+    add_describe_commands(sub)
+    add_census_embedding_command(sub)
     add_analysis_commands(sub)
     add_report_commands(sub, leaderboard_progress=cmd_report_leaderboard_progress)
     add_docs_commands(sub, build_parser)
