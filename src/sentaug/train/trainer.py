@@ -431,7 +431,7 @@ def out_of_memory_message(error: Exception, spec: dict, step: int, inputs, devic
 
 def dev_evaluator(spec: dict, dev_data: str):
     """STS-B dev of the data root `dev_data`; CNSD dev for a Chinese run (spec `language: zh`, SDA Table 5)."""
-    from ..evaluate.sts import DevEvaluator
+    from .dev_score import DevEvaluator
 
     if spec.get("language", "en") == "zh":
         from ..data.cnsd import read_cnsd_split
