@@ -68,8 +68,9 @@ def time_method(method: str, arch: str, config: dict, corpus: Path, texts: list[
     from sentaug import config as sc
     from sentaug.models.encoder import SentenceEncoder
     from sentaug.models.tokens import TokenTable
+    from sentaug.objectives.mlm import mlm_capacity
     from sentaug.train import inputs
-    from sentaug.train.inputs import FixedShape, mlm_capacity
+    from sentaug.train.inputs import FixedShape
     from sentaug.train.method import Method
     from sentaug.train.sources import training_data
     from sentaug.train.trainer import load_backbone

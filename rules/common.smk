@@ -149,7 +149,7 @@ def _train_code(w):
     that register a part of the run's method (the registry imports them by name, which the digest cannot follow);
     not the model card's (its words retrain nothing: a card is rewritten at the run's next evaluation)."""
     return code("train/trainer.py", *map(plugin_file, part_plugin_modules(run_spec(w))),
-                skip=("models/model_card.py", "models/identity.py"))
+                skip=("train/model_card.py", "models/identity.py"))
 
 
 def _train_modules(w):

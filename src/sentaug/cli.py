@@ -25,7 +25,7 @@ from .evaluate.cli import add_analysis_commands, add_evaluate_commands
 from .index.cli import add_index_commands
 from .plugins import PluginError
 from .progress import space_progress_in_logs
-from .report.cli import add_report_commands
+from .report.cli import add_census_embedding_command, add_describe_commands, add_report_commands
 from .train.cli import add_train_commands
 from .workflow.bill import add_cost_command
 
@@ -65,6 +65,8 @@ def build_parser() -> Parser:
     add_augment_commands(sub)
     add_index_commands(sub)
     add_train_commands(sub)
+    add_describe_commands(sub)
+    add_census_embedding_command(sub)
     add_analysis_commands(sub)
     add_report_commands(sub, leaderboard_progress=cmd_report_leaderboard_progress)
     add_docs_commands(sub, build_parser)
@@ -102,5 +104,6 @@ if __name__ == "__main__":
 
     status = in_models_process(sys.argv[1:], main)   # an evaluation: its model's one process (scales on GPUs)
     if status is None:
-        status = forward(sys.argv[1:])     # a local run's job server runs it with the heavy modules imported
+        # a local run's job server runs it with the heavy modules imported (this module's `main`: it names itself)
+        status = forward(sys.argv[1:], __spec__.name)
     sys.exit(main() if status is None else status)

@@ -71,6 +71,15 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def folder_digest(folder: str | os.PathLike) -> dict:
+    """sha256 over (relative path, sha256) of every file below `folder`, with the file count and size."""
+    folder, h = Path(folder), hashlib.sha256()
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+    for path in files:
+        h.update(f"{path.relative_to(folder).as_posix()}\t{sha256_file(path)}\n".encode())
+    return {"sha256": h.hexdigest(), "files": len(files), "bytes": sum(p.stat().st_size for p in files)}
+
+
 def pack_texts(texts: list[str]):
     """UTF-8 bytes and offsets [n + 1] (numpy arrays, for an .npz): compact, where a numpy unicode array pads
     every string to the longest."""

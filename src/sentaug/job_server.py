@@ -6,7 +6,8 @@ Why: a demo job's work is small beside its start-up. `sentaug evaluate sts` on a
 them importing torch and transformers' model code (which pulls in torch._dynamo, sympy, scipy.optimize and
 torch.distributed.tensor); a demo build starts about 470 such processes. A fork starts with all of it imported.
 
-What the fork runs is what the job's own process would run: `sentaug.cli.main` with the job's arguments, in its
+What the fork runs is what the job's own process would run: the `main` of the job's entry module (the module run
+as `python -m`, `sentaug.cli`, which names itself in the request) with the job's arguments, in its
 working directory, with its environment, its stdin, stdout and stderr (passed over the socket), its thread
 count (OMP_NUM_THREADS, applied to torch and to the BLAS and OpenMP libraries already loaded), in a session of its
 own. The server takes a job only when it would import the same code: the same interpreter, sys.path and
@@ -67,9 +68,10 @@ PARENT_CHECK_S = 1.0
 
 
 # The job's side.
-def forward(argv: list[str]) -> int | None:
-    """Run `sentaug <argv>` in a fork of the server named by $SENTAUG_JOB_SERVER and return its exit status;
-    None when no server takes it (the caller runs the command itself)."""
+def forward(argv: list[str], entry: str) -> int | None:
+    """Run `entry.main(argv)` (`entry` a module's dotted name: the command line's) in a fork of the server named
+    by $SENTAUG_JOB_SERVER and return its exit status; None when no server takes it (the caller runs the command
+    itself)."""
     path = os.environ.get(ENV_SOCKET)
     if not path:
         return None
@@ -78,7 +80,7 @@ def forward(argv: list[str]) -> int | None:
         conn.connect(path)
     except OSError:
         return None            # not serving yet (still importing), or gone
-    request = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ),
+    request = json.dumps({"entry": entry, "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ),
                           "executable": sys.executable, "path": sys.path}).encode()
     try:
         socket.send_fds(conn, [HEADER.pack(len(request)) + request], [0, 1, 2])
@@ -240,7 +242,7 @@ def decline_reason(request: dict, environ: dict, path_list: list[str]) -> str | 
 
 def _run_job(request: dict, fds: list[int], environ: dict, conn: socket.socket) -> None:
     """In the fork: become the job's process (session, stdio, directory, environment, threads) and run its
-    command as `python -m sentaug.cli` would; exits with its status."""
+    command as `python -m ENTRY` would; exits with its status."""
     code = 1
     try:
         conn.close()
@@ -257,9 +259,10 @@ def _run_job(request: dict, fds: list[int], environ: dict, conn: socket.socket) 
         os.environ.update(request["env"])
         apply_threads(request["env"].get(THREADS_VARIABLE, SERVER_THREADS))
         tempfile.tempdir = None                 # gettempdir() reads TMPDIR & co. again
-        cli = sys.modules.get("sentaug.cli") or importlib.import_module("sentaug.cli")
-        sys.argv = [cli.__file__, *request["argv"]]
-        code = cli.main(request["argv"])
+        # the job names its entry module: the server serves the command line without importing it by name
+        entry = sys.modules.get(request["entry"]) or importlib.import_module(request["entry"])
+        sys.argv = [entry.__file__, *request["argv"]]
+        code = entry.main(request["argv"])
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else _print_exit(e.code))
     except KeyboardInterrupt:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from sentaug.augment import cards, tokenization_effects
-from sentaug.augment.token_sequences import decode_tokens
+from sentaug.models.token_sequences import decode_tokens
 
 MODELS = Path(os.environ.get("SENTAUG_MODEL_MIRROR") or Path(__file__).resolve().parents[3] / "shared" / "models")
 WORDS = [f"word{chr(97 + i)}" for i in range(20)]          # 20 switchable lowercase words

@@ -63,9 +63,11 @@ def test_cnsd_spearman_by_hand():
 
 def test_dev_evaluator_takes_pairs(monkeypatch):
     """A Chinese run selects its checkpoint on CNSD dev: the evaluator scores given pairs (same hand case)."""
-    monkeypatch.setattr(sts, "embed", lambda model, tok, sentences, poolers, batch_size=128, batches=None: {
+    from sentaug.train import dev_score
+
+    monkeypatch.setattr(dev_score, "embed", lambda model, tok, sentences, poolers, batch_size=128, batches=None: {
         poolers[0]: np.asarray([[float(s), math.sqrt(1 - float(s) ** 2)] if s != "a" else [1.0, 0.0]
                                 for s in sentences])})
-    monkeypatch.setattr(sts, "tokenized_batches", lambda *a, **k: iter(()))   # the fake embed needs no ids
+    monkeypatch.setattr(dev_score, "tokenized_batches", lambda *a, **k: iter(()))   # the fake embed needs no ids
     dev = Pairs(["a"] * 3, ["0.9", "0.5", "0.1"], np.array([1.0, 2.0, 3.0]))
-    assert sts.DevEvaluator(pairs=dev)(None, None) == pytest.approx(-100.0)
+    assert dev_score.DevEvaluator(pairs=dev)(None, None) == pytest.approx(-100.0)

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from sentaug.evaluate.mteb_results import export, mteb_folder, task_scores, write_mteb_results
-from sentaug.models.model_card import write_card
+from sentaug.train.model_card import write_card
 
 # What mteb 2.x requires of a TaskResult file and a ModelMeta (mteb/results/task_result.py: TaskResult's fields
 # and _validate_scores_dict; mteb/models/model_meta.py: the fields without defaults, `name` as owner/name).

@@ -78,11 +78,13 @@ def test_one_encoding_call_without_train_or_unscored(hand):
 
 
 def test_dev_evaluator_by_hand(monkeypatch):
-    monkeypatch.setattr(sts, "embed", fake_embed)
-    monkeypatch.setattr(sts, "tokenized_batches", lambda *a, **k: iter(()))   # fake_embed needs no ids
-    assert sts.DevEvaluator(FIX)(None, None) == pytest.approx(-100.0)
-    assert sts.DevEvaluator(FIX, "SICKRelatedness", "test")(None, None) == pytest.approx(80.0)
-    assert sts.DevEvaluator(FIX, "STS12")(None, None) == pytest.approx(100 * 11 / 28)
+    from sentaug.train import dev_score
+
+    monkeypatch.setattr(dev_score, "embed", fake_embed)
+    monkeypatch.setattr(dev_score, "tokenized_batches", lambda *a, **k: iter(()))   # fake_embed needs no ids
+    assert dev_score.DevEvaluator(FIX)(None, None) == pytest.approx(-100.0)
+    assert dev_score.DevEvaluator(FIX, "SICKRelatedness", "test")(None, None) == pytest.approx(80.0)
+    assert dev_score.DevEvaluator(FIX, "STS12")(None, None) == pytest.approx(100 * 11 / 28)
 
 
 def test_cosine_is_nan_safe():

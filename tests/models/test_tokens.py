@@ -208,7 +208,7 @@ def test_training_from_token_files_equals_training_from_text(setup, minilm_path)
 def test_token_level_cache_entries_are_mapped_as_the_trainer_maps_them(tokenizer, max_length):
     """CARDS Table 5's caches hold token sequences (TOKENS_PREFIX + tokens): their token file must hold the ids
     the trainer's encode_mixed gives them (tokens as they stand, framed), not the ids of the prefixed string."""
-    from sentaug.augment.token_sequences import TOKENS_PREFIX
+    from sentaug.models.token_sequences import TOKENS_PREFIX
     from sentaug.train.method import encode_mixed
 
     tokens = tokenizer.tokenize("the river flows north .")

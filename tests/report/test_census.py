@@ -60,7 +60,7 @@ def test_embedding_stats_match_a_hand_computed_mean_pooled_cosine(tmp_path, back
 
 
 def test_token_level_caches_get_no_cosine(tmp_path, backbone):
-    from sentaug.augment.token_sequences import encode_tokens
+    from sentaug.models.token_sequences import encode_tokens
 
     pd.DataFrame({"original": ["a b", "c d"], "augmented": [encode_tokens(["a", "b"]), "c d"],
                   "changed": [True, False], "flag": ["", ""]}).to_parquet(tmp_path / "t.parquet")

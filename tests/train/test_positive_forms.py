@@ -10,7 +10,7 @@ import pytest
 from transformers import AutoTokenizer
 
 from sentaug.augment.cards import bpe_dropout
-from sentaug.augment.token_sequences import encode_tokens
+from sentaug.models.token_sequences import encode_tokens
 from sentaug.models.backbones import resolve_tokenizer
 from sentaug.train.method import encode_mixed
 from sentaug.train.sources import TrainingData

@@ -14,8 +14,8 @@ from sentaug.models.packing import ROW
 from sentaug.models.encoder import SentenceEncoder
 from sentaug.train import trainer as trainer_module
 from sentaug.train.checkpoint import BestModel, DivergenceGuard
-from sentaug.train.inputs import (EpochOrder, FixedShape, StepInputs, StepPreparer, batch_order, mlm_capacity,
-                                  prepared_steps)
+from sentaug.objectives.mlm import mlm_capacity
+from sentaug.train.inputs import EpochOrder, FixedShape, StepInputs, StepPreparer, batch_order, prepared_steps
 from sentaug.train.method import Method
 from sentaug.train.sources import training_data
 from sentaug.train.step import LossTally

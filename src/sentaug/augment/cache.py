@@ -178,8 +178,8 @@ def cache_stats(originals: Sequence[str], augmented: Sequence[str]) -> dict:
 
 def token_lengths(texts: Sequence[str], tokenizer) -> list[int]:
     """Length in tokens (no special tokens) of each text under a Hugging Face tokenizer. A token-level cache
-    entry (`sentaug.augment.token_sequences`) counts its stored tokens."""
-    from .token_sequences import decode_tokens
+    entry (`sentaug.models.token_sequences`) counts its stored tokens."""
+    from ..models.token_sequences import decode_tokens
 
     out, plain = [0] * len(texts), []
     for i, t in enumerate(texts):

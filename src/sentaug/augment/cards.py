@@ -33,7 +33,7 @@ Tokenizer-relative variants (Table 5) take a ``tokenizer`` parameter (a path, a 
   whose byte-level token strings are re-read as text, comes out garbled as there); ``context="sentence"``
   instead takes the switched word's segmentation in its sentence and re-spells the token holding the letter.
   The text does not change, only its tokens; BPE-dropout likewise. These two return a **token sequence**,
-  stored as text (`sentaug.augment.token_sequences`: ``"<tokens> Ġinter pret Ġthe Ġtext"``), which the
+  stored as text (`sentaug.models.token_sequences`: ``"<tokens> Ġinter pret Ġthe Ġtext"``), which the
   trainer maps to input ids as it stands (`sentaug.models.tokens.mixed_ids`). When the sequence equals the
   plain tokenization, the original text is returned instead, so ``changed`` in the cache means "tokens differ".
 * ``bpe_dropout``: BPE-dropout (Provilkov et al. 2020) on every word: at each merge step each applicable
@@ -56,9 +56,9 @@ import random
 import re
 from typing import Sequence
 
+from ..models.token_sequences import encode_tokens
 from .cards_words import WordTokenizer, classify, word_tokenizer
 from .registry import Param, register
-from .token_sequences import encode_tokens
 
 _WORD = re.compile(r"[^ ]+")
 _VERSIONS = ("v1", "v2")

@@ -394,13 +394,6 @@ def add_evaluate_commands(sub) -> None:
     mt.set_defaults(func=cmd_evaluate_mteb)
 
 
-def cmd_augment_cosine(a):
-    from ..report.census import embedding_stats
-
-    embedding_stats(a.cache, a.model, a.out, max_lines=a.max_lines or None, batch_size=a.batch_size,
-                    device=a.device)
-
-
 def cmd_project(a):
     from .projection import project_cli
 
@@ -415,16 +408,7 @@ def cmd_token_pca(a):
 
 
 def add_analysis_commands(sub) -> None:
-    """The analyses behind figures and the census: `augment-cosine`, `project` and `token-pca`."""
-    ac = sub.add_parser("augment-cosine", help="cosine original/augmented and token length change of one cache "
-                                               "under a backbone (mean pooling)")
-    ac.add_argument("--cache", required=True, help="augmentation cache (parquet)")
-    model_arg(ac, "the backbone folder (Hugging Face layout)")
-    out_arg(ac, "JSON")
-    ac.add_argument("--max-lines", type=int, default=2000, help="cosine sample size (0: every line)")
-    forward_args(ac)
-    ac.set_defaults(func=cmd_augment_cosine)
-
+    """The analyses behind figures: `project` and `token-pca` (the census's, `augment-cosine`, is the report's)."""
     pj = sub.add_parser("project", help="2-D PCA / t-SNE of originals and their augmentations (AugCSE Figs. 2-4)")
     model_arg(pj)
     pooler_arg(pj)

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import time
 
+from ..correlation import correlations, cosine
 from ..data.senteval import Pairs
-from .sts import _corr, cosine
 
 SPLITS = ("dev", "test")
 
 
 def score_cnsd(splits: dict[str, Pairs], vectors) -> dict:
     """{CNSD: test Spearman, CNSD_dev: dev Spearman, details}. `vectors(sentences) -> array`, row-aligned."""
-    details = {s: _corr(cosine(vectors(p.s1), vectors(p.s2)), p.gold) for s, p in splits.items()}
+    details = {s: correlations(cosine(vectors(p.s1), vectors(p.s2)), p.gold) for s, p in splits.items()}
     return {"CNSD": details["test"]["spearman"], "CNSD_dev": details["dev"]["spearman"], "details": details}
 
 

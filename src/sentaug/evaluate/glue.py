@@ -36,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..correlation import pearson, spearman  # noqa: F401  (re-exported)
 from ..data.glue import ALIASES, TASKS, GlueSplit, GlueTask, task_dir, task_spec  # noqa: F401  (re-exported)
 from ..data.glue import read_glue as read_task_split
-from .correlation import pearson, spearman  # noqa: F401  (re-exported)
 from .glue_steps import fine_tune, predict, switch_case, symmetric_kl  # noqa: F401  (re-exported)
 
 

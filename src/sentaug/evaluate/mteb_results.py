@@ -13,7 +13,7 @@ whose test sets (counted pairs) and main score (Spearman of the cosine over all 
 MTEB's. Any other task, or those on other data (the demo's, a subset), is named `sentaug-<suite>-<task>[-<data>]`:
 MTEB's tools read the file, its leaderboard knows no such task. SICK-R is the SentEval test split (4,927 pairs),
 not MTEB's SICK-R (all 9,927): `sentaug-sts-SICKRelatedness`. `mteb_version` is null (mteb did not run) and
-`dataset_revision` the digest of the data read (`sentaug.report.provenance.folder_digest`), not a hub dataset's
+`dataset_revision` the digest of the data read (`sentaug.io.folder_digest`), not a hub dataset's
 commit; `evaluated_with` (a key mteb ignores) says which protocol and sentaug version produced the numbers.
 """
 from __future__ import annotations
@@ -121,7 +121,7 @@ def task_scores(record: dict, suite: str) -> list[dict]:
 
 def _data_revision(data: str | None, suite: str) -> str:
     """The digest of the suite's data folders under `data` (sentaug's, not a hub dataset's commit)."""
-    from ..report.provenance import folder_digest
+    from ..io import folder_digest
     from .suites import SUITES
 
     if not data or not Path(data).is_dir():
@@ -217,7 +217,7 @@ METRICS = {"STS": "cosine_spearman", "Classification": "accuracy", "Clustering":
 
 def card_scores(record: dict, suite: str, label: str | None = None) -> list[dict]:
     """A suite's record as a model card's score rows (x100, as sentaug's records give them;
-    `sentaug.models.model_card`), under `label` (the record's file name: sts, sts.avg, sts_lowercase)."""
+    `sentaug.train.model_card`), under `label` (the record's file name: sts, sts.avg, sts_lowercase)."""
     rows = []
     for task in task_scores(record, suite):
         for split, entries in task["scores"].items():
@@ -248,7 +248,7 @@ def export(result_file: str | Path, model_folder: str | Path | None = None, suit
            local_name: str | None = None) -> Path | None:
     """The MTEB files of a result file (and, for a trained run, its scores in the run's model card): what every
     `sentaug evaluate` does after writing its record, and `sentaug mteb` does for records written before."""
-    from ..models.model_card import add_scores
+    from ..train.model_card import add_scores
 
     try:
         record = json.loads(Path(result_file).read_text(encoding="utf-8"))

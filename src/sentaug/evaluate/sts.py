@@ -19,9 +19,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..correlation import average_ranks, correlations, cosine, pearson, spearman  # noqa: F401  (re-exported)
 from ..data.senteval import STS_YEARS, Pairs, read_split, read_sts_year, task_folder
-from ..models.encoder import batching, embed, tokenized_batches
-from .correlation import average_ranks, pearson, spearman  # noqa: F401  (re-exported)
+from ..models.encoder import embed
 
 TASKS = (*STS_YEARS, "STSBenchmark", "SICKRelatedness")
 EVAL_SPLITS = ("dev", "test")  # STS-B / SICK-R splits we score (SentEval also encodes train, unused here)
@@ -51,28 +51,12 @@ def lowercase_suite(suite: dict[str, dict[str, Pairs]]) -> dict[str, dict[str, P
                    for part, p in parts.items()} for task, parts in suite.items()}
 
 
-def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise cosine in float64, NaN-safe like SentEval (nan_to_num on inputs and result: 0/0 -> 0)."""
-    a = np.nan_to_num(np.asarray(a, dtype=np.float64))
-    b = np.nan_to_num(np.asarray(b, dtype=np.float64))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-    return np.nan_to_num(cos)
-
-
-def _corr(sys: np.ndarray, gold: np.ndarray) -> dict:
-    """Spearman and Pearson x100 (NaN when either side is constant or has < 2 pairs, as scipy gives)."""
-    if len(gold) < 2:
-        return {"spearman": float("nan"), "pearson": float("nan"), "n": len(gold)}
-    return {"spearman": 100 * spearman(sys, gold), "pearson": 100 * pearson(sys, gold), "n": len(gold)}
-
-
 def _year_details(topics: dict[str, tuple[np.ndarray, np.ndarray]]) -> dict:
     """SentEval's STSEval.run aggregation: per topic, concatenated ("all"), mean and pair-weighted mean."""
-    per = {t: _corr(sys, gold) for t, (sys, gold) in topics.items()}
+    per = {t: correlations(sys, gold) for t, (sys, gold) in topics.items()}
     weights = np.array([per[t]["n"] for t in per], dtype=np.float64)
-    out = {"all": _corr(np.concatenate([s for s, _ in topics.values()]),
-                        np.concatenate([g for _, g in topics.values()]))}
+    out = {"all": correlations(np.concatenate([s for s, _ in topics.values()]),
+                               np.concatenate([g for _, g in topics.values()]))}
     out["all"].pop("n")
     for name, w in (("mean", None), ("wmean", weights)):
         out[name] = {k: float(np.average([per[t][k] for t in per], weights=w)) for k in ("spearman", "pearson")}
@@ -90,7 +74,7 @@ def score_suite(suite: dict[str, dict[str, Pairs]], vectors) -> dict:
         details[year] = _year_details({t: (sys_scores(p), p.gold) for t, p in suite[year].items()})
         res[year] = details[year]["all"]["spearman"]
     for task in ("STSBenchmark", "SICKRelatedness"):
-        details[task] = {s: _corr(sys_scores(p), p.gold) for s, p in suite[task].items()}
+        details[task] = {s: correlations(sys_scores(p), p.gold) for s, p in suite[task].items()}
         res[task] = details[task]["test"]["spearman"]
     res["avg"] = float(np.mean([res[t] for t in TASKS]))
     res["STSBenchmark_dev"] = details["STSBenchmark"]["dev"]["spearman"]
@@ -166,42 +150,3 @@ def evaluate_sts_cli(model, pooler, data, out, batch_size=128, device=None, scal
     print(f"{model} [{pooler}] (Spearman x100; STS-B dev {res['STSBenchmark_dev']:.2f})")
     print(format_table(res))
     return record
-
-
-class DevEvaluator:
-    """Fast dev-set check for training (default STS-B dev, 1,500 pairs): pairs are loaded once.
-
-    `task` is STSBenchmark or SICKRelatedness with `split` train/dev/test, or an STS12-16 year ("all"
-    Spearman; `split` ignored); or `pairs` given directly (CNSD dev for a Chinese run). Calling it returns
-    Spearman x100 for `pooler`; `embed` restores the model's train/eval state, so it is safe to call between
-    optimiser steps. On a GPU it embeds in bf16 and large batches (`sentaug.models.encoder.embed`; fp32 within
-    `embedding_precision("fp32")`). The sentences are tokenized,
-    length-sorted and padded once, at the first call, and those batches are reused by every later call with
-    the same tokenizer and batch size (the vectors, hence the score, are those of `embed`).
-    """
-
-    def __init__(self, data_dir: str | os.PathLike | None = None, task: str = "STSBenchmark", split: str = "dev",
-                 pairs: Pairs | None = None):
-        self.task, self.split = task, split
-        if pairs is not None:
-            self.pairs = pairs
-        elif task in STS_YEARS:
-            topics = read_sts_year(task_folder(data_dir, task))
-            self.pairs = Pairs([s for p in topics.values() for s in p.s1], [s for p in topics.values() for s in p.s2],
-                               np.concatenate([p.gold for p in topics.values()]))
-        else:
-            self.pairs = read_split(data_dir, task, split)
-        self.sentences = list(dict.fromkeys([*self.pairs.s1, *self.pairs.s2]))
-        row = {s: i for i, s in enumerate(self.sentences)}
-        self._i1 = np.array([row[s] for s in self.pairs.s1], dtype=np.int64)
-        self._i2 = np.array([row[s] for s in self.pairs.s2], dtype=np.int64)
-        self._batches, self._batched_by = None, None
-
-    def __call__(self, model, tokenizer, pooler: str = "cls_before_pooler", batch_size: int | None = None) -> float:
-        plan = batching(torch.device(getattr(model, "device", "cpu")), batch_size)    # (a Hugging Face model's)
-        if self._batched_by is None or self._batched_by[0] is not tokenizer or self._batched_by[1] != plan:
-            self._batches = list(tokenized_batches(tokenizer, self.sentences, plan[0], max_tokens=plan[1]))
-            self._batched_by = (tokenizer, plan)
-        v = embed(model, tokenizer, self.sentences, poolers=(pooler,), batch_size=plan[0],
-                  batches=self._batches)[pooler]
-        return _corr(cosine(v[self._i1], v[self._i2]), self.pairs.gold)["spearman"]

@@ -130,7 +130,7 @@ def tokenized_batches(tokenizer, sentences: list[str], batch_size: int | None = 
     """`sentences` tokenized once, ordered by length (longest first, ties in input order) and padded per
     batch, lazily: (positions in `sentences`, model inputs on the CPU) for each batch `embed` runs, of
     `batch_size` sentences or, with `max_tokens`, of up to that many padded tokens (`batch_bounds`). Keep
-    them (`list(...)`) to embed the same sentences again (`sentaug.evaluate.sts.DevEvaluator`)."""
+    them (`list(...)`) to embed the same sentences again (`sentaug.train.dev_score.DevEvaluator`)."""
     ids = token_ids(tokenizer, sentences, max_length) if sentences else []
     lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
     order = np.argsort(-lengths, kind="stable")

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..augment.token_sequences import TOKENS_PREFIX, decode_tokens
+from .token_sequences import TOKENS_PREFIX, decode_tokens
 from ..io import pack_texts, unpack_texts
 
 FORMAT = 1

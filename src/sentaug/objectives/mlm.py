@@ -14,6 +14,8 @@ labels travel to it (`loss`).
 """
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -36,6 +38,15 @@ def mask_tokens(input_ids: torch.Tensor, special: torch.Tensor, mask_id: int, vo
     masked = input_ids.masked_fill(to_mask, mask_id)
     masked = torch.where(to_random, random_ids, masked)
     return masked, labels
+
+
+def mlm_capacity(batch_size: int, width: int, probability: float) -> int:
+    """Room for the positions one MLM copy selects (`MaskedLM.draw`'s `positions`): the binomial mean plus 8
+    standard deviations, rounded up to a multiple of 64 (a batch selecting more, about once in 1e15 steps, runs
+    outside the graph)."""
+    n = batch_size * width
+    mean = n * probability
+    return int(math.ceil((mean + 8 * math.sqrt(mean * (1 - probability)) + 1) / 64) * 64)
 
 
 class MaskedLM(nn.Module):

@@ -177,7 +177,7 @@ class MaskedLMObjective(Objective):
                         copies=self.settings["copies"])
 
     def positions_room(self, batch_size, width):
-        from ..train.inputs import mlm_capacity
+        from ..objectives.mlm import mlm_capacity
 
         rows = 2 * batch_size if self.settings["of"] == "views" else batch_size
         return mlm_capacity(rows, width, self.settings["probability"])

@@ -43,9 +43,7 @@ class _HardNegatives(NegativeSource):
     def compute(self, step):
         import torch
 
-        from ..train import distributed
-
-        negatives = distributed.gather_with_grad(step.z[step.blocks["negatives"]])
+        negatives = step.gathered("negatives")
         own_only = None if self.settings["shared"] else \
             ~torch.eye(len(step.z1), dtype=torch.bool, device=step.z.device)   # True = column dropped
         step.negatives = (negatives, own_only)
@@ -127,7 +125,5 @@ class RetrievedNegatives(NegativeSource):
         step.tensors["negative_mask"] = same_id_mask(self.sampler.rows(step.batch.lines), negative_rows.reshape(-1))
 
     def compute(self, step):
-        from ..train import distributed
-
-        step.negatives = (distributed.gather_with_grad(step.z[step.blocks["negatives"]]), step.tensors["negative_mask"])
+        step.negatives = (step.gathered("negatives"), step.tensors["negative_mask"])
         return None, {}

@@ -55,7 +55,7 @@ def embedding_stats(cache: str | os.PathLike, model_dir: str | os.PathLike, out:
                     max_lines: int | None = 2000, batch_size: int = 128, device: str | None = None) -> dict:
     """Step 1 (module docstring): cosine original/augmented and token length change for one cache."""
     from ..augment.cache import token_lengths
-    from ..augment.token_sequences import TOKENS_PREFIX
+    from ..models.token_sequences import TOKENS_PREFIX
     from ..models.encoder import embed, load_pretrained
 
     table = read_cache(cache)

@@ -1,12 +1,13 @@
 """`sentaug report <what>`: render the paper tables, figures, leaderboards, comparisons, the census and the report
-pages (their handlers and arguments), added to the command line by `sentaug.cli`. Handlers import lazily.
+pages (their handlers and arguments); `sentaug describe` (what a run is) and `sentaug augment-cosine` (the census's
+first step); added to the command line by `sentaug.cli`. Handlers import lazily.
 
 One flag per concept: `--paper-file` is the papers/ file that declares the output (papers/<paper>.yaml, or
 papers/leaderboard.yaml for a board); `--spec`, its former spelling in `page` and `leaderboard`, still works.
 """
 from __future__ import annotations
 
-from ..cli_args import hidden_alias, out_arg
+from ..cli_args import forward_args, hidden_alias, load_spec, model_arg, out_arg, spec_arg
 
 
 def cmd_report_table(a):
@@ -49,6 +50,25 @@ def cmd_report_front_page(a):
     from .front_page import render_front_page
 
     render_front_page(a.data, a.out, a.page, build_flags=a.build_flags)
+
+
+def cmd_augment_cosine(a):
+    from .census import embedding_stats
+
+    embedding_stats(a.cache, a.model, a.out, max_lines=a.max_lines or None, batch_size=a.batch_size,
+                    device=a.device)
+
+
+def cmd_describe_spec(a):
+    from .describe import describe_spec_cli
+
+    describe_spec_cli(load_spec(a.spec), a.out, a.paper)
+
+
+def cmd_describe_model_size(a):
+    from .describe import describe_model_size_cli
+
+    describe_model_size_cli(load_spec(a.spec), a.model, a.out)
 
 
 def result_args(parser, inputs: str, out: str) -> None:
@@ -124,3 +144,32 @@ def add_report_commands(sub, leaderboard_progress) -> None:
                     help="the build's --config/--configfile flags, added to each command the front page gives for "
                          "what is not built yet")
     fp.set_defaults(func=cmd_report_front_page)
+
+
+def add_describe_commands(sub) -> None:
+    """`describe spec` and `describe model-size` under the command line's subparsers `sub`."""
+    de = sub.add_parser("describe", help="what a run is, as JSON (the tables that are configuration)")
+    des = de.add_subparsers(dest="what", required=True, metavar="WHAT")
+    dsp = des.add_parser("spec", help="the resolved training spec, and its recipe's rows in docs/fidelity.md")
+    spec_arg(dsp, "resolved training spec")
+    dsp.add_argument("--paper", help="the run's paper component (a paper, simcse, leaderboard): the record names "
+                                     "its section of docs/fidelity.md")
+    out_arg(dsp, "JSON")
+    dsp.set_defaults(func=cmd_describe_spec)
+    dm = des.add_parser("model-size", help="parameters in training and at inference")
+    spec_arg(dm, "resolved training spec")
+    model_arg(dm, "the backbone folder (its config.json is read)", alias=True)
+    out_arg(dm, "JSON")
+    dm.set_defaults(func=cmd_describe_model_size)
+
+
+def add_census_embedding_command(sub) -> None:
+    """`augment-cosine`, the census's first step, under the command line's subparsers `sub`."""
+    ac = sub.add_parser("augment-cosine", help="cosine original/augmented and token length change of one cache "
+                                               "under a backbone (mean pooling)")
+    ac.add_argument("--cache", required=True, help="augmentation cache (parquet)")
+    model_arg(ac, "the backbone folder (Hugging Face layout)")
+    out_arg(ac, "JSON")
+    ac.add_argument("--max-lines", type=int, default=2000, help="cosine sample size (0: every line)")
+    forward_args(ac)
+    ac.set_defaults(func=cmd_augment_cosine)

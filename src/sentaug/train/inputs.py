@@ -57,14 +57,6 @@ class FixedShape:
     row: int | None = None
 
 
-def mlm_capacity(batch_size: int, width: int, probability: float) -> int:
-    """Room for the positions one MLM copy selects: the binomial mean plus 8 standard deviations, rounded up to
-    a multiple of 64 (a batch selecting more, about once in 1e15 steps, runs outside the graph)."""
-    n = batch_size * width
-    mean = n * probability
-    return int(math.ceil((mean + 8 * math.sqrt(mean * (1 - probability)) + 1) / 64) * 64)
-
-
 @dataclass
 class StepInputs:
     """Host (or device) tensors of one step, and the plain numbers that fix how `compute` slices them.

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ..augment.token_sequences import TOKENS_PREFIX
+from ..models.token_sequences import TOKENS_PREFIX
 from ..models import packing
 from ..models.tokens import BatchTokenizer, mixed_ids
 from ..parts import compose
@@ -81,8 +81,9 @@ class HostStep:
 class DeviceStep:
     """The device's part of one step as the parts see it in `compute`: the step's `tensors`, the representations
     `e` of every encoded text (before the head) and their projections `z`, `blocks` (name -> rows of e and z),
-    `z1` and `z2` (the anchors' and positives' projections over the global batch), `encoder` and `world` (the
-    number of processes). A negative source sets `negatives`: (extra columns, mask) for the contrastive loss."""
+    `z1` and `z2` (the anchors' and positives' projections over the global batch, `gathered`), `encoder` and
+    `world` (the number of processes). A negative source sets `negatives`: (extra columns, mask) for the
+    contrastive loss."""
 
     def __init__(self, encoder, inputs: StepInputs):
         self.encoder, self.tensors, self.world = encoder, inputs.tensors, distributed.world()[0]
@@ -94,8 +95,12 @@ class DeviceStep:
             packed = {k: self.tensors[k] for k in packing.PACKED} if "pack_ids" in self.tensors else None
             self.e = encoder.represent(self.tensors.get("input_ids"), self.tensors["attention_mask"], packed=packed)
             self.z = encoder.project(self.e)
-            self.z1 = distributed.gather_with_grad(self.z[self.blocks["anchors"]])
-            self.z2 = distributed.gather_with_grad(self.z[self.blocks["positives"]])
+            self.z1, self.z2 = self.gathered("anchors"), self.gathered("positives")
+
+    def gathered(self, block: str) -> torch.Tensor:
+        """The projections of block `block` over the global batch: every process's rows in rank order, this
+        process's own in the graph (`sentaug.train.distributed.gather_with_grad`)."""
+        return distributed.gather_with_grad(self.z[self.blocks[block]])
 
 
 class Method(nn.Module):

@@ -21,7 +21,7 @@ worse, its footnote 6). Its label is the augmentation's position + 1, or 0 ("unc
 left the line as it was; with `labels: bool` it is 1 if changed, else 0.
 
 A cache may hold token-level positives (CARDS Table 5's re-tokenization and BPE-dropout:
-`sentaug.augment.token_sequences`: TOKENS_PREFIX + the tokenizer's tokens); they pass through as such and
+`sentaug.models.token_sequences`: TOKENS_PREFIX + the tokenizer's tokens); they pass through as such and
 `Method` encodes them as tokens.
 
 `train.lowercase` (CARDS Table 4, upper case ignored in training): every text the run trains on is
@@ -93,7 +93,7 @@ class _Examples:
         left alone (their tokens are the tokenizer's own)."""
         if not self.spec.get("lowercase"):
             return texts
-        from ..augment.token_sequences import TOKENS_PREFIX
+        from ..models.token_sequences import TOKENS_PREFIX
 
         return [t if t.startswith(TOKENS_PREFIX) else t.lower() for t in texts]
 

@@ -21,7 +21,7 @@ ever, so CPU runs give the same numbers bit for bit. Benchmarks and measurements
 
 Output folder (`out`): the best model in Hugging Face layout (loadable by AutoModel and
 SentenceTransformer), `train_log.jsonl`, `train_summary.json` and `README.md`, its model card
-(`sentaug.models.model_card`). While training, everything lives in
+(`sentaug.train.model_card`). While training, everything lives in
 `<out>.partial/` and is renamed to `out` only when the run has finished.
 """
 from __future__ import annotations
@@ -38,7 +38,6 @@ import torch
 
 from ..config import spec_digest
 from ..io import write_json
-from ..models.model_card import write_card
 from ..models.encoder import SentenceEncoder, pick_device
 from ..models.hub import model_source
 from ..models.tokens import TokenTable
@@ -47,6 +46,7 @@ from . import distributed
 from .checkpoint import BestModel, Checkpoints, DivergenceGuard
 from .inputs import StepPreparer, batch_order, prepared_steps  # noqa: F401 (batch_order)
 from .method import Method
+from .model_card import write_card
 from .run_length import total_steps
 from .sources import training_data
 from .step import LossTally, RunnerPerShape, StepRunner, adamw
@@ -431,7 +431,7 @@ def out_of_memory_message(error: Exception, spec: dict, step: int, inputs, devic
 
 def dev_evaluator(spec: dict, dev_data: str):
     """STS-B dev of the data root `dev_data`; CNSD dev for a Chinese run (spec `language: zh`, SDA Table 5)."""
-    from ..evaluate.sts import DevEvaluator
+    from .dev_score import DevEvaluator
 
     if spec.get("language", "en") == "zh":
         from ..data.cnsd import read_cnsd_split

@@ -21,8 +21,8 @@ _SRC = "src/sentaug"
 CODE = {
     # a training step, a method's overhead, runs sharing a GPU, a training job's start-up, the dev evaluation,
     # the best model's copy and writes, checkpoints: the trainer, the models, the methods' parts and objectives,
-    # and the dev evaluation's STS code
-    "train": (f"{_SRC}/train", f"{_SRC}/models", f"{_SRC}/parts", f"{_SRC}/objectives", f"{_SRC}/evaluate/sts.py"),
+    # and the dev evaluation's correlations (its own code is train/dev_score.py)
+    "train": (f"{_SRC}/train", f"{_SRC}/models", f"{_SRC}/parts", f"{_SRC}/objectives", f"{_SRC}/correlation.py"),
     # a GLUE fine-tuning step and a task's one-off work: GLUE's step machinery on the trainer's step runner
     "glue": (f"{_SRC}/evaluate/glue.py", f"{_SRC}/evaluate/glue_steps.py", f"{_SRC}/train/step.py",
              f"{_SRC}/models"),

@@ -126,7 +126,7 @@ def render_card(summary: dict, identity: dict, scores: list[dict]) -> str:
         front["datasets"] = identity["training_data"]
     front["model-index"] = _model_index(identity["name"], scores)
     source = summary.get("backbone_source") or {}
-    from .hub import describe
+    from ..models.hub import describe
 
     lines = ["---", yaml.safe_dump(front, sort_keys=False, allow_unicode=True).rstrip(), "---", "",
              f"# {identity['name']}", "",
@@ -180,7 +180,7 @@ def _kept_times(folder: Path):
 
 def write_card(folder: str | Path, summary: dict, scores: list[dict] | None = None) -> Path:
     """The run's card in `folder` (the trainer calls it before the run becomes visible)."""
-    from .identity import model_identity
+    from ..models.identity import model_identity
 
     folder = Path(folder)
     text = render_card(summary, model_identity(folder), [selection_score(summary), *(scores or [])])
@@ -194,7 +194,7 @@ def add_scores(folder: str | Path, rows: list[dict]) -> Path | None:
     None when `folder` is not a trained run or there is nothing to add."""
     import json
 
-    from .identity import model_identity
+    from ..models.identity import model_identity
 
     folder = Path(folder)
     if not (folder / "train_summary.json").is_file() or not rows:

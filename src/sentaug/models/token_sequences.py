@@ -5,7 +5,8 @@ produce from any text). Such an entry is ``TOKENS_PREFIX`` followed by the token
 
 Its own module, without dependencies, because every stage that reads a cache tells the two kinds of entry
 apart (the cache's statistics, tokenization, training, the census), and none of them should depend on the
-CARDS augmentations that write them.
+CARDS augmentations that write them; among the models, because the tokenizers read them and the augmentations
+stand a layer above (tests/test_module_graph.py).
 """
 from __future__ import annotations
 
