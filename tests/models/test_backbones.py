@@ -36,6 +36,24 @@ def test_package_backbone_is_the_shipped_minilm(tmp_path, minilm_path):
     assert ours.keys() <= shipped.keys() and all(torch.equal(ours[k], shipped[k]) for k in ours)
 
 
+
+def test_a_backbone_records_its_origin_without_the_folder_it_was_installed_in(tmp_path):
+    """backbone_source.json names packages and bundled tokenizers, not their install paths: the same backbone built
+    in another environment (envs/train.yaml's venv) is the same files."""
+    import json
+    from importlib.metadata import version
+
+    build_backbone("tiny-bert", CFG["backbones"]["tiny-bert"], tmp_path / "b")
+    build_backbone("tiny-roberta", CFG["backbones"]["tiny-roberta"], tmp_path / "r")
+    build_backbone("minilm", CFG["backbones"]["minilm"], tmp_path / "m")
+    read = lambda d: json.loads((tmp_path / d / "backbone_source.json").read_text())
+    package = CFG["backbones"]["tiny-bert"]["tokenizer"].split(":")[1]
+    assert read("b")["tokenizer"] == {"ref": f"package:{package}", "package": package,
+                                      "version": version(package.replace("_", "-"))}
+    assert read("r")["tokenizer"] == {"ref": CFG["backbones"]["tiny-roberta"]["tokenizer"],
+                                      "bundled": CFG["backbones"]["tiny-roberta"]["tokenizer"].split(":")[1]}
+    assert "loaded_from" not in read("m") and read("m")["package"] == CFG["backbones"]["minilm"]["package"]
+
 def test_hub_backbone_offline_fails_with_a_clear_message(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("SENTAUG_MODEL_MIRROR", raising=False)

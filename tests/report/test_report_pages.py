@@ -103,6 +103,24 @@ def test_provenance_reads_the_runs_and_hashes_the_data(tmp_path):
     assert folder_digest(data / "sick") == {"sha256": sha(f"z.txt\t{sha(b'')}\n".encode()), "files": 1, "bytes": 0}
 
 
+
+def test_provenance_hashes_only_the_folders_a_record_read(tmp_path):
+    """An STS record's data root: its suite's folders (sts, sick), not a corpus downloaded beside them later (a
+    page rendered before and after that download was once different); a record that names no suite: all."""
+    data = tmp_path / "data"
+    for folder in ("sts", "sick", "wiki"):
+        (data / folder).mkdir(parents=True)
+        (data / folder / "a.txt").write_bytes(folder.encode())
+    sts = tmp_path / "sts.json"
+    sts.write_text(json.dumps({"suite": "sts", "data": str(data), "avg": 1.0}))
+    stats = tmp_path / "stats.json"
+    stats.write_text(json.dumps({"stats": "sts", "data": str(data)}))
+    bare = tmp_path / "bare.json"
+    bare.write_text(json.dumps({"data": str(data)}))
+    assert sorted(collect([str(sts)])["data"][str(data)]) == ["sick", "sts"]
+    assert sorted(collect([str(stats)])["data"][str(data)]) == ["sick", "sts"]      # (cnsd: not downloaded)
+    assert sorted(collect([str(sts), str(bare)])["data"][str(data)]) == ["sick", "sts", "wiki"]
+
 def test_pages_show_the_outputs_numbers_and_provenance(tmp_path):
     paper = tmp_path / "x.yaml"
     paper.write_text("""

@@ -46,6 +46,18 @@ def package_model_path(package: str) -> Path:
     return Path(mod.get_model_path())
 
 
+def tokenizer_origin(ref: str, resolved: str) -> dict:
+    """Where a tokenizer came from, for provenance: an installed package's name and version, a tokenizer bundled
+    with sentaug by its name (never the folder they are installed in: a backbone built in another environment must
+    be the same files), else the hub id or folder (`hub.loaded_from`)."""
+    kind, _, name = ref.partition(":")
+    if kind == "package":
+        return {"package": name, "version": _version(name)}
+    if kind == "bundled":
+        return {"bundled": name}
+    return hub.loaded_from(resolved)
+
+
 def resolve_tokenizer(ref: str, model_mirror: str | None = None) -> str:
     """Where to load a tokenizer from, given `package:`, `bundled:`, `mirror:` or a hub id/path: a folder, or a
     hub reference (``id@commit`` where pinned) that `load_tokenizer` / `hub.from_pretrained` load."""
@@ -138,13 +150,13 @@ def build_backbone(name: str, spec: dict, out: str | os.PathLike, model_mirror: 
         path = package_model_path(spec["package"])
         tokenizer = hub.from_pretrained(AutoTokenizer, path)
         model = hub.from_pretrained(auto_model, path)
-        made_from = {"package": spec["package"], "version": _version(spec["package"]), "loaded_from": str(path)}
+        made_from = {"package": spec["package"], "version": _version(spec["package"])}
     else:
         tokenizer_ref = resolve_tokenizer(spec["tokenizer"], model_mirror)
         tokenizer = hub.from_pretrained(AutoTokenizer, tokenizer_ref)
         model = random_model(spec["arch"], spec["size"], tokenizer, seed=spec.get("seed", 0))
         made_from = {"arch": spec["arch"], "size": spec["size"], "seed": spec.get("seed", 0),
-                     "tokenizer": {"ref": spec["tokenizer"], **hub.loaded_from(tokenizer_ref)}}
+                     "tokenizer": {"ref": spec["tokenizer"], **tokenizer_origin(spec["tokenizer"], tokenizer_ref)}}
     if "dropout" in spec:   # e.g. 0: data-parallel training then equals single-process training (tests)
         for key in ("hidden_dropout_prob", "attention_probs_dropout_prob", "dropout", "attention_dropout"):
             if hasattr(model.config, key):

@@ -21,14 +21,29 @@ from pathlib import Path
 from ..io import folder_digest, sha256_file
 
 
-def data_digests(root: str | Path) -> dict:
-    """The digest of each top-level folder of a data root (laid out like ../shared/data)."""
+def data_digests(root: str | Path, folders: set[str] | None = None) -> dict:
+    """The digest of each top-level folder of a data root (laid out like ../shared/data) that `folders` names
+    (all of them when None)."""
     root = Path(root)
     if root.is_file():
         return {root.name: {"sha256": sha256_file(root), "files": 1, "bytes": root.stat().st_size}}
     if not root.is_dir():
         return {}
-    return {d.name: folder_digest(d) for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith(".")}
+    return {d.name: folder_digest(d) for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith(".")
+            and (folders is None or d.name in folders)}
+
+
+def folders_read(result: dict) -> set[str] | None:
+    """The top-level data folders a result record read: its suite's or its data statistic's. None where the record
+    does not say (then every folder of its root is digested). Without it a page's provenance would change with
+    whatever else happened to be downloaded into the root by the time it was rendered."""
+    from ..data.stats import STATS_DATA
+    from ..evaluate.suites import SUITES
+
+    folders = SUITES.get(result.get("suite")) or STATS_DATA.get(result.get("stats"))
+    if not folders or result.get("suite") == "nli":     # nli also reads the triplet sets its command names
+        return None
+    return {f.split("/")[0] for f in folders}
 
 
 def environment() -> dict:
@@ -105,7 +120,7 @@ def collect(results: list[str]) -> dict:
     """Provenance of the result files (or run folders) behind one output."""
     from ..models.hub import describe
 
-    runs, evaluations, roots, models = {}, Counter(), set(), Counter()
+    runs, evaluations, roots, models = {}, Counter(), {}, Counter()
     for item in results:
         path = Path(item)
         run = None
@@ -119,8 +134,9 @@ def collect(results: list[str]) -> dict:
                 if result.get("model") and (Path(result["model"]) / "train_summary.json").exists():
                     run = Path(result["model"])
                 for key in ("data", "corpus"):      # an evaluation's data root, an analysis's corpus file
-                    if isinstance(result.get(key), str):
-                        roots.add(result[key])
+                    if isinstance(result.get(key), str):     # the folders read of each root (None: all)
+                        read, before = folders_read(result) if key == "data" else None, roots.get(result[key], set())
+                        roots[result[key]] = None if read is None or before is None else before | read
                 if result.get("versions"):
                     evaluations[json.dumps(result["versions"], sort_keys=True)] += 1
                 if "model_source" in result:
@@ -141,5 +157,5 @@ def collect(results: list[str]) -> dict:
             "evaluation_versions": dict(evaluations),
             # what the models behind the output were made from: the runs' backbones, the evaluated models
             "models": dict(Counter(r["backbone_source"] for r in runs.values() if r["backbone_source"]) + models),
-            "data": {root: data_digests(root) for root in sorted(roots)},
+            "data": {root: data_digests(root, roots[root]) for root in sorted(roots)},
             "environment": environment()}
