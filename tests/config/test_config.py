@@ -22,10 +22,15 @@ def test_shipped_config_and_papers_are_valid(cfg):
      r"'scales\.demo\.train\.batchsize': unknown setting 'batchsize' of 'scales\.demo\.train' \(did you mean "
      r"'batch_size'\?\); valid: batch_size, "),
     (lambda c: c["train"].update(batch_size="64"), r"'train\.batch_size': '64' is not of type 'integer'"),
-    (lambda c: c.update(scale="huge"), r"'scale': unknown scale 'huge'; valid: demo, small, paper, gpu$"),
+    (lambda c: c.update(scale="huge"), r"'scale': unknown scale 'huge'; valid: demo, small, test, paper, gpu$"),
     (lambda c: c.update(colour="blue"), r"'colour': unknown setting 'colour' of the configuration; valid: scale, "),
     (lambda c: c.update(scael="small"), r"'scael': unknown setting 'scael' of the configuration \(did you mean "
                                          r"'scale'\?\)"),
+    (lambda c: c["scales"]["test"]["evaluate"]["glue"].update(max_step=4),
+     r"'scales\.test\.evaluate\.glue\.max_step': unknown setting 'max_step' .*\(did you mean 'max_steps'\?\)"),
+    (lambda c: c["scales"]["paper"]["evaluate"]["transfer"].update(mode="slow"),
+     r"'scales\.paper\.evaluate\.transfer\.mode': "),
+    (lambda c: c["scales"]["small"].pop("augmentation_analysis_sample"), r"augmentation_analysis_sample"),
     (lambda c: c["methods"]["sda_pi"]["positive"].update(changed_onyl=True),
      r"'methods\.sda_pi\.positive\.changed_onyl': unknown setting 'changed_onyl' of 'methods\.sda_pi\.positive' "
      r"\(did you mean 'changed_only'\?\)"),
@@ -136,4 +141,4 @@ def test_snakemake_validates_config_at_start():
     proc = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--config", "scale=huge"],
                           cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode != 0
-    assert "config key 'scale': unknown scale 'huge'; valid: demo, small, paper, gpu" in proc.stdout + proc.stderr
+    assert "config key 'scale': unknown scale 'huge'; valid: demo, small, test, paper, gpu" in proc.stdout + proc.stderr
