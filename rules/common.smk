@@ -195,9 +195,9 @@ def _pretrained_evaluation(w):
 _LM = config["backbones"].get("gpt2", {"id": "gpt2"})
 AUGMENTATION_ANALYSIS = (f"--tasks augmentations --iso-sample {W.augmentation_analysis_sample()} --gh-sample 0 "
                          f"--lm {_LM['id']}" + (f"@{_LM['revision']}" if _LM.get("revision") else ""))
-# Below paper scale GPT-2 is not offline: the perplexity is recorded as skipped at once instead of after the
-# hub client's minute of retries.
-HUB_OFFLINE = "1" if SCALE != "paper" else "0"
+# Where GPT-2 is not offline (scales.<scale>.hub_offline, below paper scale) the perplexity is recorded as skipped
+# at once instead of after the hub client's minute of retries.
+HUB_OFFLINE = "1" if W.hub_offline() else "0"
 
 
 # report.smk: the augmentation census, every declared augmentation on the scale's corpus (first seed), with the

@@ -26,6 +26,11 @@ def test_shipped_config_and_papers_are_valid(cfg):
     (lambda c: c.update(colour="blue"), r"'colour': unknown setting 'colour' of the configuration; valid: scale, "),
     (lambda c: c.update(scael="small"), r"'scael': unknown setting 'scael' of the configuration \(did you mean "
                                          r"'scale'\?\)"),
+    (lambda c: c["scales"]["test"]["evaluate"]["glue"].update(max_step=4),
+     r"'scales\.test\.evaluate\.glue\.max_step': unknown setting 'max_step' .*\(did you mean 'max_steps'\?\)"),
+    (lambda c: c["scales"]["paper"]["evaluate"]["transfer"].update(mode="slow"),
+     r"'scales\.paper\.evaluate\.transfer\.mode': "),
+    (lambda c: c["scales"]["small"].pop("augmentation_analysis_sample"), r"augmentation_analysis_sample"),
     (lambda c: c["methods"]["sda_pi"]["positive"].update(changed_onyl=True),
      r"'methods\.sda_pi\.positive\.changed_onyl': unknown setting 'changed_onyl' of 'methods\.sda_pi\.positive' "
      r"\(did you mean 'changed_only'\?\)"),

@@ -331,6 +331,52 @@ def test_an_evaluations_flags_at_a_scale(cfg):
     assert at_scale(cfg, "paper").glue_max_steps() is None and at_scale(cfg, "demo").glue_max_steps() == 20
 
 
+# Each scale's evaluation flags, from config.yaml's scales.<scale>.evaluate, augmentation_analysis_sample and
+# hub_offline (issue 58: read from the scale's settings, never from its name).
+SCALE_FLAGS = {
+    "demo": {"transfer": "--mode fast", "glue": "--max-steps 20", "analysis": "--stackoverflow-limit 4000",
+             "intent": "--iterations 200", "clustering": "", "sample": 500, "hub_offline": True},
+    "small": {"transfer": "--mode fast", "glue": "--max-steps 100", "analysis": "", "intent": "", "clustering": "",
+              "sample": 2000, "hub_offline": True},
+    "test": {"transfer": "--mode fast", "glue": "--max-steps 4 --train-batch-size 8 --max-seq-length 64",
+             "analysis": "--iso-sample 200 --gh-sample 50 --nli-limit 100", "intent": "--iterations 100",
+             "clustering": "--seeds 2", "sample": 200, "hub_offline": True},
+    "paper": {"transfer": "--mode test", "glue": "", "analysis": "", "intent": "", "clustering": "", "sample": 20000,
+              "hub_offline": False},
+    "gpu": {"transfer": "--mode fast", "glue": "", "analysis": "", "intent": "", "clustering": "", "sample": 2000,
+            "hub_offline": True},
+}
+
+
+@pytest.mark.parametrize("scale", SCALE_FLAGS)
+def test_each_scales_evaluation_flags_come_from_its_settings(cfg, scale):
+    w, want = at_scale(cfg, scale), SCALE_FLAGS[scale]
+    for suite in ("transfer", "analysis", "intent", "clustering"):
+        assert w.suite_args(suite) == want[suite], suite
+    assert w.suite_args("glue") == " ".join(filter(None, [f"--tasks {' '.join(w.glue_tasks)}", want["glue"]]))
+    assert w.glue_max_steps() == (int(want["glue"].split()[1]) if want["glue"] else None)
+    assert w.suite_args("sts") == w.suite_args("cola") == ""
+    assert w.augmentation_analysis_sample() == want["sample"]
+    assert w.hub_offline() is want["hub_offline"]
+
+
+def test_a_scales_evaluation_options_are_its_configs_not_its_names(cfg):
+    """Changing a scale's settings changes its flags, in the order given; a scale without any gives none."""
+    cfg["scales"]["paper"]["evaluate"] = {"glue": {"max_steps": 7, "max_seq_length": 32},
+                                          "clustering": {"seeds": 3}}
+    cfg["scales"]["paper"]["augmentation_analysis_sample"] = 99
+    paper = at_scale(cfg, "paper")
+    assert paper.suite_args("glue").endswith("MNLI --max-steps 7 --max-seq-length 32")
+    assert paper.glue_max_steps() == 7 and paper.suite_args("clustering") == "--seeds 3"
+    assert paper.suite_args("transfer") == "" and paper.augmentation_analysis_sample() == 99
+    del cfg["scales"]["paper"]["hub_offline"]
+    assert at_scale(cfg, "paper").hub_offline() is True      # not given: offline, the perplexity skipped at once
+    del cfg["scales"]["demo"]["evaluate"]
+    demo = at_scale(cfg, "demo")
+    assert demo.suite_args("intent") == "" and demo.glue_max_steps() is None
+    assert demo.suite_args("nli") == "--set nli=snli --set anli=anli_devtest"
+
+
 def test_every_rule_is_declared_on_a_gpu_or_on_cpus(tmp_path):
     """sentaug.workflow.jobs.RULES names every rule of the workflow and nothing else (with a configuration that
     declares a comparison, which brings rule `compare`), and an undeclared rule is refused by name."""

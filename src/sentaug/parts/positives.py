@@ -106,12 +106,15 @@ class AugmentedViewPositive(PositiveSource):
                           choices=("none", "collator")),
           proportion=PROPORTION)
 class SwitchCasePositive(PositiveSource):
-    overhead = "cards"                  # CARDS = switch-case x retrieval
+    overhead = "cards"                  # measured with CARDS's retrieved negatives: CARDS = switch-case x retrieval
     feature = "switch-case positives"
 
     def step_overhead(self, times):
+        """CARDS's measured overhead over that of the part it was measured with (the retrieved negatives)."""
+        from .negatives import RetrievedNegatives    # negatives.py imports this module
+
         cards = times.overhead(self.overhead)
-        return None if cards is None else cards / times.overhead("simcse_retrieval")
+        return None if cards is None else cards / times.overhead(RetrievedNegatives.overhead)
 
     def pair(self, data, idx, step):
         from ..augment.cards import switch_case

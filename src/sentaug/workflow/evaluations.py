@@ -18,11 +18,6 @@ from ..evaluate.suites import SUITES
 # CARDS Table 6), as they appear in the result's path and on the command line. A `recipe` names config.yaml's
 # `glue.recipes.<name>` (a paper's fine-tuning settings): its path component is the name, its flag the settings.
 GLUE_OPTIONS = {"rdrop": "--rdrop", "switch_case": "--switch-case", "recipe": "--recipe"}
-# GLUE fine-tuning's steps per task below paper scale (`--max-steps`; paper scale runs each table's recipe).
-GLUE_MAX_STEPS = {"demo": 20, "small": 100, "test": 4}
-# ... and its batches below the papers' (the test scale: seconds per task on the CPU, batch 32 x 128 tokens take
-# seconds a step there).
-GLUE_BATCHES = {"test": "--train-batch-size 8 --max-seq-length 64"}
 LOWERCASE = "sts_lowercase"      # STS with every sentence lower-cased
 
 _SUITE = "|".join(re.escape(s) for s in SUITES)
@@ -76,9 +71,13 @@ class Evaluations:
 
         return list(self.S.get("glue_tasks") or TASKS)
 
+    def suite_options(self, suite: str) -> dict:
+        """The options of `sentaug evaluate SUITE` the scale sets (`scales.<scale>.evaluate.<suite>`)."""
+        return dict((self.S.get("evaluate") or {}).get(suite) or {})
+
     def glue_max_steps(self) -> int | None:
         """Steps of GLUE fine-tuning per task at this scale (None: the papers' epochs)."""
-        return GLUE_MAX_STEPS.get(self.scale)
+        return self.suite_options("glue").get("max_steps")
 
     def suite_folders(self, suite: str) -> list[str]:
         """The names of the data folders a suite reads at this scale (`glue/CoLA`, `sts`, ...)."""
@@ -92,21 +91,15 @@ class Evaluations:
         return [self.data_folder(folder, origin) for folder in self.suite_folders(suite)]
 
     def suite_args(self, suite: str) -> str:
-        """Extra command-line flags of `sentaug evaluate SUITE` at this scale."""
-        if suite == "transfer":
-            return f"--mode {'test' if self.scale == 'paper' else 'fast'}"
+        """Extra command-line flags of `sentaug evaluate SUITE` at this scale: GLUE's tasks, the NLI triplet sets,
+        then the scale's options of the suite (`suite_options`), in their order."""
+        flags = []
         if suite == "glue":
-            steps = self.glue_max_steps()
-            return (f"--tasks {' '.join(self.glue_tasks)}" + (f" --max-steps {steps}" if steps else "")
-                    + (f" {GLUE_BATCHES[self.scale]}" if self.scale in GLUE_BATCHES else ""))
+            flags.append(f"--tasks {' '.join(self.glue_tasks)}")
         if suite == "nli":      # AugCSE Table 15: the scale's NLI triplet sets (nli: SNLI + MNLI, anli: ANLI)
-            return " ".join(f"--set {k}={v}" for k, v in self.S.get("nli_sets", {}).items())
-        if self.scale == "demo":   # seconds per model on the demo data; the numbers are not comparable anyway
-            return {"analysis": "--stackoverflow-limit 4000", "intent": "--iterations 200"}.get(suite, "")
-        if self.scale == "test":   # the real data's slices (scales.test.slices): seconds per model as well
-            return {"analysis": "--iso-sample 200 --gh-sample 50 --nli-limit 100", "intent": "--iterations 100",
-                    "clustering": "--seeds 2"}.get(suite, "")
-        return ""
+            flags += [f"--set {k}={v}" for k, v in self.S.get("nli_sets", {}).items()]
+        flags += [f"--{key.replace('_', '-')} {value}" for key, value in self.suite_options(suite).items()]
+        return " ".join(flags)
 
     def evaluation_args(self, evaluation: Evaluation) -> str:
         """The flags of an evaluation's command beside its model, pooler, data and scale."""

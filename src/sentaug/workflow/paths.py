@@ -13,8 +13,6 @@ from ..parts import NLI_TRIPLETS, compose
 
 SHARED_RUNS = "shared"
 LEADERBOARD = "leaderboard"    # the leaderboard's runs: no paper's recipe, at every scale
-# Changed rows per augmentation in an augmentation analysis (VaSCL Fig. 3b averages 20,000 examples).
-AUGMENTATION_ANALYSIS_SAMPLE = {"demo": 500, "small": 2000, "test": 200, "paper": 20000, "gpu": 2000}
 
 # Every output's path under the results folder {R}, written once. `Paths.path` fills the fields in (the inputs a
 # job reads, the files a table reads); `Paths.pattern` leaves the fields it is not given as Snakemake wildcards, for
@@ -387,7 +385,13 @@ class Paths:
         return sc.augmentation_set(self.config, name, self.scale)
 
     def augmentation_analysis_sample(self) -> int:
-        return AUGMENTATION_ANALYSIS_SAMPLE[self.scale]
+        """Changed rows per augmentation in an augmentation analysis (`scales.<scale>.augmentation_analysis_sample`)."""
+        return self.S["augmentation_analysis_sample"]
+
+    def hub_offline(self) -> bool:
+        """Whether the augmentation analyses run with HF_HUB_OFFLINE=1 (`scales.<scale>.hub_offline`, default
+        true)."""
+        return self.S.get("hub_offline", True)
 
     def augmentation_analysis_caches(self, set_name: str) -> list[str]:
         """The caches an augmentation analysis reads: the set's augmentations, the first seed's cache, so that
