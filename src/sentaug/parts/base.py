@@ -26,6 +26,8 @@ from typing import Any, ClassVar
 from ..augment.registry import Param
 
 CORPUS_LINES, NLI_TRIPLETS = "corpus lines", "NLI triplets"
+# The step-time table's measured overhead of a third sentence per example (retrieved, cached or NLI hard negatives)
+HARD_NEGATIVE = "simcse_retrieval"
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,10 @@ loss) or, with `shared: false`, its own only (AugCSE eq. 1).
 from __future__ import annotations
 
 from ..augment.registry import Param
-from .base import CORPUS_LINES, NLI_TRIPLETS, NegativeSource
+from .base import CORPUS_LINES, HARD_NEGATIVE, NLI_TRIPLETS, NegativeSource
 from .positives import HYPOTHESES, NLI_FIELDS
 from .registry import register
 
-HARD_NEGATIVE = "simcse_retrieval"   # the measured overhead of a third sentence per example (retrieved, cached, NLI)
 SHARED = Param(True, "every anchor sees every hard negative; false: its own only (AugCSE eq. 1)")
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 
 from ..augment.registry import Param
-from .base import NLI_TRIPLETS, PositiveSource
+from .base import HARD_NEGATIVE, NLI_TRIPLETS, PositiveSource
 from .registry import register
 
 PROPORTION = Param(1.0, "share of a batch's pairs using this positive, the rest the dropout one", minimum=0, maximum=1)
@@ -111,10 +111,8 @@ class SwitchCasePositive(PositiveSource):
 
     def step_overhead(self, times):
         """CARDS's measured overhead over that of the part it was measured with (the retrieved negatives)."""
-        from .negatives import RetrievedNegatives    # negatives.py imports this module
-
         cards = times.overhead(self.overhead)
-        return None if cards is None else cards / times.overhead(RetrievedNegatives.overhead)
+        return None if cards is None else cards / times.overhead(HARD_NEGATIVE)
 
     def pair(self, data, idx, step):
         from ..augment.cards import switch_case
