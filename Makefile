@@ -10,7 +10,7 @@
 #                 results/small (SMALL_RESULTS), apart from the demo's results/: hours on a few CPU cores
 #   make test-real  every table, figure and leaderboard and the report at the `test` scale (small's stand-ins on
 #                 slices of the real data, a few steps, one seed) into results/test (TEST_RESULTS), from the
-#                 downloads or SENTAUG_MIRROR: minutes; CI runs it after the tests (docs/scales.md)
+#                 downloads or SENTAUG_MIRROR: minutes; CI runs it beside the tests (docs/scales.md)
 #
 # Generated pages of docs/ (never edited by hand): make docs-cli (docs/cli.md, from the parser), make docs-results
 # (docs/results.md, from the small-scale tables in results/small; SMALL_RESULTS=... for another folder),
