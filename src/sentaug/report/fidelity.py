@@ -491,8 +491,7 @@ def fidelity_markdown(config: dict, wf) -> str:
                 ours = merged(setting, [c["ours"] for c in row["cells"]], [c["shown"] for c in row["cells"]])
                 section_rows.append((setting, rule))
                 lines.append(f"| {SETTINGS[setting]} | {_methods(methods, every)} | {_cell_text(ours)} | "
-                             f"{_code_cell(fidelity, rule)} | {_cell_text((rule or {}).get('paper', '—'))} | "
-                             f"{_verdict_cell(rule)} |")
+                             f"{_sources_and_verdict(fidelity, rule)}")
         all_rows += section_rows
         counts = _counts(section_rows)
         body += ["", f'<a id="{anchor(paper, backbone)}"></a>', "",
@@ -512,6 +511,11 @@ def fidelity_markdown(config: dict, wf) -> str:
     repos += [f"| [{r['github']}](https://github.com/{r['github']}) | `{r['commit']}` | {_cell_text(r['what'])} |"
               for r in fidelity["repositories"].values()]
     return HEADER + summary + "\n".join(repos + body + glue_body).rstrip() + "\n"
+
+
+def _sources_and_verdict(fidelity: dict, rule: dict | None) -> str:
+    """A row's last three cells: the released code's line, the paper's words and the verdict."""
+    return f"{_code_cell(fidelity, rule)} | {_cell_text((rule or {}).get('paper', '—'))} | {_verdict_cell(rule)} |"
 
 
 def _glue_sections(config: dict, fidelity: dict, gcells: list[dict], titles: dict) -> tuple[list[str], list]:
@@ -541,8 +545,7 @@ def _glue_sections(config: dict, fidelity: dict, gcells: list[dict], titles: dic
                 rule = entry["rule"]
                 section_rows.append((setting, rule))
                 lines.append(f"| {GLUE_SETTINGS[setting]} | {', '.join(entry['labels'])} (`{recipe or 'default'}`) | "
-                             f"{_cell_text(shown)} | {_code_cell(fidelity, rule)} | "
-                             f"{_cell_text((rule or {}).get('paper', '—'))} | {_verdict_cell(rule)} |")
+                             f"{_cell_text(shown)} | {_sources_and_verdict(fidelity, rule)}")
         rows_out += section_rows
         counts = _counts(section_rows)
         body += ["", f'<a id="{anchor(paper, table)}-glue"></a>', "",
