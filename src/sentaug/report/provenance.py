@@ -33,8 +33,9 @@ def data_digests(root: str | Path, folders: set[str] | None = None) -> dict:
             and (folders is None or d.name in folders)}
 
 
-def folders_read(result: dict) -> set[str] | None:
-    """The top-level data folders a result record read: its suite's or its data statistic's. None where the record
+def record_folders(result: dict) -> set[str] | None:
+    """The top-level data folders a result record read: its suite's or its data statistic's (by record, where
+    `Workflow.folders_read` answers by result path, before the records exist). None where the record
     does not say (then every folder of its root is digested). Without it a page's provenance would change with
     whatever else happened to be downloaded into the root by the time it was rendered."""
     from ..data.stats import STATS_DATA
@@ -135,7 +136,8 @@ def collect(results: list[str]) -> dict:
                     run = Path(result["model"])
                 for key in ("data", "corpus"):      # an evaluation's data root, an analysis's corpus file
                     if isinstance(result.get(key), str):     # the folders read of each root (None: all)
-                        read, before = folders_read(result) if key == "data" else None, roots.get(result[key], set())
+                        read = record_folders(result) if key == "data" else None
+                        before = roots.get(result[key], set())
                         roots[result[key]] = None if read is None or before is None else before | read
                 if result.get("versions"):
                     evaluations[json.dumps(result["versions"], sort_keys=True)] += 1
