@@ -1,4 +1,4 @@
-"""GLUE's training pairs by length, as the bill prices GLUE fine-tuning (`sentaug.workflow.cost.glue_task_steps`):
+"""GLUE's training pairs by length, as the bill prices GLUE fine-tuning (`sentaug.pricing.cost.glue_task_steps`):
 each task's pairs encoded as `sentaug evaluate glue` encodes them (`glue_steps.encode_pairs`: one sequence per
 pair, special tokens in, at most 128 tokens) with roberta-base's tokenizer, counted per multiple of 8 (a pair of
 19 tokens counts at 24: the bucket widths a GPU pads to are chosen among these). Prints the `glue_lengths`
@@ -60,7 +60,7 @@ def main() -> None:
     from transformers import AutoTokenizer
 
     from sentaug.evaluate.glue import read_glue
-    from sentaug.workflow.cost import workload
+    from sentaug.pricing.cost import workload
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default=str(ROOT.parent / "shared/data"))

@@ -5,7 +5,7 @@
         --data .gpu/data --tokenizers .gpu/models --budget 140 --out $OUT/calibration.json
     python benchmarks/gpu_calibrate.py --device cpu --tiny --budget 60 --out /tmp/calibration.json   # a try
 
-The settings (`sentaug.workflow.cost.step_setting`: backbone, batch, length and the work a method adds) and one
+The settings (`sentaug.pricing.cost.step_setting`: backbone, batch, length and the work a method adds) and one
 representative run's resolved spec each come from benchmarks/paper_settings.py, largest projected hours first,
 so that a budget that runs out leaves the smallest ones extrapolated. Each is the real trainer on its spec
 (`gpu_runs.timed_train`: the default step path, a CUDA graph on a GPU), with a randomly initialised backbone of

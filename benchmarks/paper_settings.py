@@ -1,5 +1,5 @@
 """What the GPU calibration must time, from the paper-scale bill: every distinct training setting of the whole
-DAG (`sentaug.workflow.cost.step_setting`) with one representative run's resolved spec, the GLUE fine-tunings and
+DAG (`sentaug.pricing.cost.step_setting`) with one representative run's resolved spec, the GLUE fine-tunings and
 the paper-length SimCSE run with its projection. Written on a CPU machine (Snakemake resolves the DAG), read on
 the GPU machine by benchmarks/gpu_calibrate.py and benchmarks/gpu_paper_run.py, which has no Snakemake.
 
@@ -21,8 +21,8 @@ PAPER_RUN = {"backbone": "bert-base-uncased", "method": "simcse", "batch_size": 
 
 
 def collect(scale: str = "paper") -> dict:
-    from sentaug.workflow import bill as bill_module
-    from sentaug.workflow import cost
+    from sentaug.pricing import bill as bill_module
+    from sentaug.pricing import cost
 
     bill = bill_module.compute_bill(["all"], scale)
     W, config = bill.paths, bill.paths.config

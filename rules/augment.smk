@@ -14,7 +14,7 @@ rule parse:
     message:
         "parse {wildcards.corpus} with spaCy"
     log:
-        f"{R}/logs/parse/{{corpus}}.log",
+        W.log("parse"),
     conda:
         "../envs/augment.yaml"
     shell:
@@ -39,7 +39,7 @@ rule augment:
     message:
         "augment {wildcards.corpus}: {wildcards.augmentation}, seed {wildcards.seed}"
     log:
-        f"{R}/logs/augment/{{corpus}}/{{augmentation}}/seed{{seed}}.log",
+        W.log("cache"),
     conda:
         "../envs/augment.yaml"
     shell:

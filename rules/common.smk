@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from sentaug.choices import answered
+from sentaug.pricing.runtime import Runtimes
 from sentaug.report.pages import page_caption, rst_escape
 from sentaug.snakemake_hooks import (announce_first_table, augmentation_module, build_flags, code_digest,
                                      drop_local_job_rate_limit, explain_locks, export_job_environment,
@@ -59,8 +60,13 @@ all_tables = W.all_tables
 table_files = answered()(W.table_files)
 figure_targets = answered()(W.figure_targets)
 # The resources each job asks for where it runs. At a scale on GPUs the jobs that use one (sentaug.workflow.jobs)
-# ask for a GPU on the GPU partition for their projected runtime; the others take the defaults (profiles/slurm).
-job_resources = W.job_resources
+# ask for a GPU on the GPU partition for their projected runtime (sentaug.pricing.runtime); the others take the
+# defaults (profiles/slurm).
+RUNTIMES = Runtimes(W)
+
+
+def job_resources(rule):
+    return W.job_resources(rule, runtime=RUNTIMES.job(rule))
 
 
 def code(*entries, skip=()):
@@ -77,7 +83,7 @@ def run_spec(w):
 onstart:
     drop_local_job_rate_limit(workflow)   # its timers multiply the scheduler's passes (see there)
     # Local jobs as forks of one process that imported torch & co. once (scales.<scale>.job_server; see there).
-    start_job_server(workflow, S.get("job_server", False), f"{R}/logs/job_server.log")
+    start_job_server(workflow, S.get("job_server", False), W.log("job_server"))
     # Where to look while a long build goes on: the first table, and the report that `make report` writes.
     announce_first_table(W.folder("table"), then="results/report.html (make report; make demo writes it last)")
     # Training runs sharing a GPU run side by side under NVIDIA MPS where it exists (sentaug.train.mps).
@@ -140,8 +146,8 @@ def _augmentation_args(w):
 # train.smk
 def train_runtime(w):
     """Minutes a training job asks for: its run's projection on the scale's GPU with a margin, unless the
-    scale sets a runtime (sentaug.workflow.Paths.train_runtime)."""
-    return W.train_runtime(w.paper, w.backbone, w.method, w.seed)
+    scale sets a runtime (sentaug.pricing.runtime.Runtimes.train)."""
+    return RUNTIMES.train(w.paper, w.backbone, w.method, w.seed)
 
 
 def _train_code(w):

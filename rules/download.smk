@@ -15,7 +15,7 @@ rule download_senteval:
     message:
         "download STS/SICK ({wildcards.origin})"
     log:
-        f"{R}/logs/download/{{origin}}/senteval.log",
+        W.log("data_folder", folder="senteval"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -35,7 +35,7 @@ rule download_corpus:
     message:
         "download corpus {wildcards.corpus} ({wildcards.origin})"
     log:
-        f"{R}/logs/download/{{origin}}/{{corpus}}.log",
+        W.log("corpus"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -59,7 +59,7 @@ rule download_data:
     message:
         "download {wildcards.folder} ({wildcards.origin})"
     log:
-        f"{R}/logs/download/{{origin}}/{{folder}}.log",
+        W.log("data_folder"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -85,7 +85,7 @@ rule slice_data:
     message:
         f"slice {{wildcards.folder}} ({SLICED_ORIGIN})"
     log:
-        f"{R}/logs/download/{SLICED_ORIGIN}/{{folder}}.slice.log",
+        W.log("data_slice", origin=SLICED_ORIGIN),
     conda:
         "../envs/base.yaml"
     shell:
@@ -107,7 +107,7 @@ rule data_stats:
     message:
         "data statistics: {wildcards.what} ({wildcards.origin})"
     log:
-        f"{R}/logs/analysis/data_stats/{{origin}}/{{what}}.log",
+        W.log("data_stats"),
     conda:
         "../envs/base.yaml"
     shell:

@@ -31,7 +31,7 @@ rule evaluate_run:
     message:
         "evaluate {wildcards.evaluation}: {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
     log:
-        f"{R}/logs/eval/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}/{{evaluation}}.log",
+        W.log("run_eval"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -64,7 +64,7 @@ rule evaluate_pretrained:
     message:
         "evaluate {wildcards.evaluation}: pre-trained {wildcards.backbone}"
     log:
-        f"{R}/logs/eval/pretrained/{{origin}}/{{backbone}}/{{evaluation}}.log",
+        W.log("pretrained_eval"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -84,7 +84,7 @@ rule token_pca:
     params:
         code=code("evaluate/token_embeddings.py"),
     log:
-        f"{R}/logs/analysis/token_pca/{{corpus}}/{{backbone}}.log",
+        W.log("token_pca"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -112,7 +112,7 @@ rule augmentation_analysis_pretrained:
     resources:
         **job_resources("augmentation_analysis_pretrained"),
     log:
-        f"{R}/logs/analysis/augmentations/{{set}}/pretrained/{{backbone}}/{{pooler}}.log",
+        W.log("pretrained_augmentation_analysis"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -140,7 +140,7 @@ rule augmentation_analysis_run:
     resources:
         **job_resources("augmentation_analysis_run"),
     log:
-        f"{R}/logs/analysis/augmentations/{{set}}/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.log",
+        W.log("run_augmentation_analysis"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -169,7 +169,7 @@ rule projection_pretrained:
     resources:
         **job_resources("projection_pretrained"),
     log:
-        f"{R}/logs/analysis/projections/{{augs}}/{{projection}}-{{sample}}/pretrained/{{backbone}}/{{pooler}}.log",
+        W.log("pretrained_projection"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -198,8 +198,7 @@ rule projection_run:
     resources:
         **job_resources("projection_run"),
     log:
-        f"{R}/logs/analysis/projections/{{augs}}/{{projection}}-{{sample}}/{SCALE}/{{paper}}/{{backbone}}/"
-        "{method}/seed{seed}.log",
+        W.log("run_projection"),
     conda:
         "../envs/train.yaml"
     shell:

@@ -22,7 +22,7 @@ rule index:
     message:
         "retrieval index {wildcards.corpus} / {wildcards.backbone} / {wildcards.pooler} / k={wildcards.k}"
     log:
-        f"{R}/logs/index/{{corpus}}/{{backbone}}/{{pooler}}/k{{k}}.log",
+        W.log("index"),
     conda:
         "../envs/train.yaml"
     # the thread count is the rule's, not the caller's environment's: faiss's search (OpenBLAS) splits its sums

@@ -15,7 +15,7 @@ rule table:
     message:
         "table {wildcards.paper}/{wildcards.table}"
     log:
-        f"{R}/logs/report/{{paper}}/{{table}}.log",
+        W.log("table"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -39,7 +39,7 @@ rule figure:
     message:
         "figure {wildcards.paper}/{wildcards.figure}"
     log:
-        f"{R}/logs/report/{{paper}}/{{figure}}.log",
+        W.log("figure"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -62,7 +62,7 @@ rule augment_cosine:
     message:
         "census cosine: {wildcards.augmentation}, seed {wildcards.seed} ({wildcards.backbone})"
     log:
-        f"{R}/logs/census/{{corpus}}/{{augmentation}}/seed{{seed}}.{{backbone}}.log",
+        W.log("census_embedding"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -80,7 +80,7 @@ rule conformance:
         code=code("augment"),
         model=config["spacy_model"],
     log:
-        f"{R}/logs/report/conformance.log",
+        W.log("conformance"),
     conda:
         "../envs/augment.yaml"
     shell:
@@ -102,7 +102,7 @@ rule census:
     message:
         "table augmentations (census)"
     log:
-        f"{R}/logs/report/census.log",
+        W.log("census"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -121,7 +121,7 @@ rule tokenization_effects:
     message:
         "tokenization effects of switch-case ({wildcards.backbone})"
     log:
-        f"{R}/logs/analysis/tokenization_effects/{{corpus}}/{{backbone}}.log",
+        W.log("tokenization_effects"),
     conda:
         "../envs/augment.yaml"
     shell:
@@ -138,7 +138,7 @@ rule describe_spec:
         code=code("report/describe.py"),
         spec=lambda w: json.dumps(W.run_spec(w.paper, w.backbone, w.method, SEEDS[0])),
     log:
-        f"{R}/logs/describe/{SCALE}/{{paper}}/{{backbone}}/{{method}}/spec.log",
+        W.log("describe", what="spec"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -154,7 +154,7 @@ rule describe_model_size:
         code=code("report/describe.py"),
         spec=lambda w: json.dumps(W.run_spec(w.paper, w.backbone, w.method, SEEDS[0])),
     log:
-        f"{R}/logs/describe/{SCALE}/{{paper}}/{{backbone}}/{{method}}/model_size.log",
+        W.log("describe", what="model_size"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -185,7 +185,7 @@ if W.leaderboards:
             ),
             scale=SCALE,
         log:
-            f"{R}/logs/report/{{board}}.log",
+            W.log("board_table"),
         conda:
             "../envs/base.yaml"
         shell:
@@ -212,7 +212,7 @@ if W.comparisons:
                                          "meta": W.comparison_meta(w.name)}),
             scale=SCALE,
         log:
-            f"{R}/logs/report/compare/{{name}}.log",
+            W.log("comparison"),
         conda:
             "../envs/base.yaml"
         shell:
@@ -240,7 +240,7 @@ rule report_table:
                                             "meta": _page_meta(_short(w.paper), W.table_meta(w.paper, w.table))}),
         scale=SCALE,
     log:
-        f"{R}/logs/report/pages/{{paper}}/{{table}}.log",
+        W.log("table_page"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -266,7 +266,7 @@ rule report_figure:
                                             "meta": _page_meta(_short(w.paper), W.figure_meta(w.paper, w.figure))}),
         scale=SCALE,
     log:
-        f"{R}/logs/report/pages/{{paper}}/{{figure}}.log",
+        W.log("figure_page"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -292,7 +292,7 @@ rule report_front_page:
     message:
         "the report's front page and the bill"
     log:
-        f"{R}/logs/report/front_page.log",
+        W.log("front_page"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -317,7 +317,7 @@ rule report_census:
                                                      "backbone": CENSUS_BACKBONE}}),
         scale=SCALE,
     log:
-        f"{R}/logs/report/pages/census.log",
+        W.log("census_page"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -344,7 +344,7 @@ if W.leaderboards:
             inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _board_meta(w)}),
             scale=SCALE,
         log:
-            f"{R}/logs/report/pages/{{board}}.log",
+            W.log("board_page"),
         conda:
             "../envs/base.yaml"
         shell:

@@ -14,7 +14,7 @@ rule backbone:
     message:
         "backbone {wildcards.backbone}"
     log:
-        f"{R}/logs/backbone/{{backbone}}.log",
+        W.log("backbone"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -35,7 +35,7 @@ rule nli_triplets:
         sets=lambda w: " --sample-as ".join(w.name.split(".as_")),   # <set> [--sample-as <other set>]
         data=lambda w: data_root(w.origin),
     log:
-        f"{R}/logs/nli/{{origin}}/{{name}}.log",
+        W.log("triplets"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -57,7 +57,7 @@ rule tokenize_corpus:
         corpus=r"[^/]+",
         key=r"len\d+[^/]*",
     log:
-        f"{R}/logs/tokens/{{corpus}}/{{backbone}}/{{key}}/corpus.log",
+        W.log("corpus_tokens"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -80,7 +80,7 @@ rule tokenize_cache:
         key=r"len\d+[^/]*",
         augmentation=r"[^/]+",
     log:
-        f"{R}/logs/tokens/{{corpus}}/{{backbone}}/{{key}}/{{augmentation}}/seed{{seed}}.log",
+        W.log("cache_tokens"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -116,7 +116,7 @@ rule train:
     message:
         "train {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed} ({wildcards.paper})"
     log:
-        f"{R}/logs/train/{SCALE}/{{paper}}/{{backbone}}/{{method}}/seed{{seed}}.log",
+        W.log("run"),
     conda:
         "../envs/train.yaml"
     shell:

@@ -1,8 +1,9 @@
 """Shared fixtures, one definition each: the shipped configuration (`shipped_config`, and `cfg`, a copy to change),
 the tiny masked LM (`tiny_mlm`), the MiniLM tokenizer's folder, WordNet, the data mirror and the workflow builds
 (`demo_tables`, `long_reference`). The test modules are grouped as src/sentaug/ is (tests/data, tests/augment,
-tests/models, tests/index, tests/train, tests/evaluate, tests/report, tests/workflow, tests/config); the package's
-own modules (cli, docs, plugins, choices, job_server, the import graph, setup) are tested here at the top.
+tests/models, tests/index, tests/train, tests/evaluate, tests/report, tests/workflow, tests/pricing, tests/config);
+the package's own modules (cli, docs, plugins, choices, job_server, the import graph, setup) are tested here at the
+top.
 
 Real-data tests are marked `mirror` and need $SENTAUG_MIRROR (a folder laid out like ../shared/data); the models
 stay offline. Tests that build through Snakemake are marked `slow` (`make test FAST=1` leaves them out)."""

@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 # arguments), the data, the models that embed it, the augmentations of it (some run models), the objectives and
 # retrieval indexes, the method's parts built from them, the configuration that composes them, training, then
 # the evaluation of trained models and the report of the results, and on top what runs it all: the workflow, the
-# Snakefile's hooks, the listings and docs, the command line.
+# pricing of its jobs (which reads its DAG), the Snakefile's hooks, the listings and docs, the command line.
 LAYERS = (
     ("sentaug", "io", "choices", "progress", "plugins", "intermediates", "correlation", "cli_args", "job_server"),
     ("data",),
@@ -28,6 +28,7 @@ LAYERS = (
     ("evaluate",),
     ("report",),
     ("workflow",),
+    ("pricing",),
     ("snakemake_hooks", "catalog", "docgen"),
     ("cli",),
 )

@@ -27,7 +27,7 @@ from .plugins import PluginError
 from .progress import space_progress_in_logs
 from .report.cli import add_census_embedding_command, add_describe_commands, add_report_commands
 from .train.cli import add_train_commands
-from .workflow.bill import add_cost_command
+from .pricing.bill import add_cost_command
 
 DESCRIPTION = ("Reproduce and compare contrastive sentence embeddings trained with data augmentation (VaSCL, "
                "CARDS, CLEAR, AugCSE, SDA). The Snakemake workflow runs these commands; `sentaug list tables` "

@@ -102,7 +102,7 @@ def test_the_front_page_is_clean_rst_linking_to_each_papers_entries(tmp_path):
 
 
 def test_the_report_imports_nothing_of_the_workflow():
-    """The bill reaches the report as data (sentaug.workflow.report_data): no module of sentaug.report imports
+    """The bill reaches the report as data (sentaug.pricing.report_data): no module of sentaug.report imports
     sentaug.workflow, at the top or inside a function."""
     found = []
     for path in sorted((ROOT / "src/sentaug/report").glob("*.py")):

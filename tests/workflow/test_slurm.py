@@ -41,10 +41,11 @@ def test_every_job_kind_asks_for_its_node_and_its_projected_time_at_paper_scale(
     """The paper-scale dry run of the profile, each job's resources as Snakemake hands them to the SLURM plugin,
     against the bill of the same DAG: a GPU rule's job (sentaug.workflow.jobs) on config.yaml's GPU partition
     with one GPU (an evaluation's as `gres`, which a group of them takes once) for its projection with the margin
-    (sentaug.workflow.cost.train_runtime_minutes; an evaluation's with its own start-up, the bill counting one per
+    (sentaug.pricing.cost.train_runtime_minutes; an evaluation's with its own start-up, the bill counting one per
     model), every other job on the profile's CPU partition without one."""
-    from sentaug.workflow.bill import compute_bill
-    from sentaug.workflow.cost import RUNTIME_FLOOR_MIN, train_runtime_minutes
+    from sentaug.pricing.bill import compute_bill
+    from sentaug.pricing.cost import RUNTIME_FLOOR_MIN, train_runtime_minutes
+    from sentaug.pricing.prices import price
     from sentaug.workflow.jobs import RULES
     from sentaug.workflow.planned import planned_jobs
 
@@ -59,7 +60,7 @@ def test_every_job_kind_asks_for_its_node_and_its_projected_time_at_paper_scale(
         res = job.resources
         asks = (res["slurm_partition"], res.get("gpu"), res.get("gres"))
         if RULES[job.rule].gpu:     # its projection in a process of its own (it may be the one that loads its model)
-            projected = train_runtime_minutes(RULES[job.rule].price(bill.paths, job.wildcards, bill.times)[1])
+            projected = train_runtime_minutes(price(job.rule, bill.paths, job.wildcards, bill.times)[1])
             assert (res["runtime"], asks) == (projected, ("gpu", 1, None) if job.rule in ("train", "index")
                                               else ("gpu", None, "gpu:1")), job.key
         else:

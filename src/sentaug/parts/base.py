@@ -5,7 +5,7 @@ A part answers, for the workflow (no torch needed):
   declared augmentations it names (checked against config key `augmentations`);
 - `check(composition)`: whether it goes with the method's other parts (ValueError, via `error`);
 - `resolve(declared, config, scale)`: its entry in the training spec;
-- `overhead`, `step_overhead(times)`: what prices a run's steps (`sentaug.workflow.cost`), and `step_work`: what
+- `overhead`, `step_overhead(times)`: what prices a run's steps (`sentaug.pricing.cost`), and `step_work`: what
   it adds to a step's device work, as the step-time table's measured settings are keyed (`cost.step_setting`);
 and, for the trainer:
 - `load(data, tables)`: the host's texts it needs per example (`sentaug.train.sources`);
@@ -63,7 +63,7 @@ class Part:
     params: ClassVar[dict[str, Param]] = {}
     origin: ClassVar[str] = "sentaug"
     where: ClassVar[str] = ""
-    # The measured overhead (a step-time table's `overhead:` entry, sentaug.workflow.step_times) that stands for
+    # The measured overhead (a step-time table's `overhead:` entry, sentaug.pricing.step_times) that stands for
     # this part's work per step beyond SimCSE's; None: it adds none (an objective always adds some: one without a
     # measurement is counted as SimCSE, and the bill says so).
     overhead: ClassVar[str | None] = None
@@ -114,7 +114,7 @@ class Part:
     @property
     def step_work(self) -> str | None:
         """The device work its step adds to SimCSE's two views, in the words of a measured setting's key
-        (`sentaug.workflow.cost.step_setting`: `retrieved4`, `hard_negative`, `mlmx2`); None: it adds none, or
+        (`sentaug.pricing.cost.step_setting`: `retrieved4`, `hard_negative`, `mlmx2`); None: it adds none, or
         only on the host (where positives come from, sampling modes, proportions), so that runs differing only
         there share one measurement."""
         return None

@@ -1,4 +1,4 @@
-"""The bill, from the front page's data (`sentaug.workflow.report_data`): device-hours per backbone and method
+"""The bill, from the front page's data (`sentaug.pricing.report_data`): device-hours per backbone and method
 and in all, projected for the paper scale and taken by what was built. The front page shows the totals
 (`bill_totals`); the bill's own report page (`bill_page_html`) the table they sum.
 

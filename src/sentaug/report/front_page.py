@@ -1,5 +1,5 @@
 """The report's front page (`make report`), from the data `sentaug cost all --front-page` writes
-(`sentaug.workflow.report_data`): report/workflow.rst, then what was built (scale, data, backbones, commit), one
+(`sentaug.pricing.report_data`): report/workflow.rst, then what was built (scale, data, backbones, commit), one
 line per paper (how far its built tables are from the paper's numbers, linking to them), what is not built yet
 (each table and figure with the command that builds it) and the bill's totals
 (`sentaug.report.bill_page`, whose own page holds the full table).

@@ -1,5 +1,5 @@
 """How many optimizer steps a run takes, written once: the trainer runs them (its learning-rate schedule decays
-over them) and the bill prices them (sentaug.workflow.cost). Importing this module imports nothing else."""
+over them) and the bill prices them (sentaug.pricing.cost). Importing this module imports nothing else."""
 from __future__ import annotations
 
 import math

@@ -70,6 +70,47 @@ PATTERNS = {
     "bill_data": "{R}/report/bill.{scale}.json",
     "bill_page": "{R}/report/bill.{scale}.html",
 }
+# The log of the job that writes each output, keyed as PATTERNS (a rule's `log:` is `W.log("<name>")`: the fields it
+# is not given stay wildcards), under {R}/logs; beside them the logs of what writes no output of PATTERNS' own. A
+# log's fields are its output's, or fewer (an analysis's log leaves out the scale's corpus): a rule's log takes the
+# wildcards of its output.
+LOGS = {
+    "data_folder": "download/{origin}/{folder}.log",       # rule download_senteval's: folder `senteval`
+    "data_slice": "download/{origin}/{folder}.slice.log",  # rule slice_data's: a data folder at a sliced origin
+    "corpus": "download/{origin}/{corpus}.log",
+    "data_stats": "analysis/data_stats/{origin}/{what}.log",
+    "triplets": "nli/{origin}/{name}.log",
+    "backbone": "backbone/{backbone}.log",
+    "parse": "parse/{corpus}.log",
+    "cache": "augment/{corpus}/{augmentation}/seed{seed}.log",
+    "corpus_tokens": "tokens/{corpus}/{backbone}/{key}/corpus.log",
+    "cache_tokens": "tokens/{corpus}/{backbone}/{key}/{augmentation}/seed{seed}.log",
+    "index": "index/{corpus}/{backbone}/{pooler}/k{k}.log",
+    "run": "train/{scale}/{paper}/{backbone}/{method}/seed{seed}.log",
+    "describe": "describe/{scale}/{paper}/{backbone}/{method}/{what}.log",
+    "run_eval": "eval/{scale}/{paper}/{backbone}/{method}/seed{seed}/{evaluation}.log",
+    "pretrained_eval": "eval/pretrained/{origin}/{backbone}/{evaluation}.log",
+    "tokenization_effects": "analysis/tokenization_effects/{corpus}/{backbone}.log",
+    "token_pca": "analysis/token_pca/{corpus}/{backbone}.log",
+    "pretrained_augmentation_analysis": "analysis/augmentations/{set}/pretrained/{backbone}/{pooler}.log",
+    "run_augmentation_analysis": "analysis/augmentations/{set}/{scale}/{paper}/{backbone}/{method}/seed{seed}.log",
+    "pretrained_projection": "analysis/projections/{augs}/{projection}-{sample}/pretrained/{backbone}/{pooler}.log",
+    "run_projection":
+        "analysis/projections/{augs}/{projection}-{sample}/{scale}/{paper}/{backbone}/{method}/seed{seed}.log",
+    "census_embedding": "census/{corpus}/{augmentation}/seed{seed}.{backbone}.log",
+    "conformance": "report/conformance.log",
+    "table": "report/{paper}/{table}.log",
+    "figure": "report/{paper}/{figure}.log",
+    "census": "report/census.log",
+    "board_table": "report/{board}.log",
+    "comparison": "report/compare/{name}.log",
+    "table_page": "report/pages/{paper}/{table}.log",
+    "figure_page": "report/pages/{paper}/{figure}.log",
+    "census_page": "report/pages/census.log",
+    "board_page": "report/pages/{board}.log",
+    "front_page": "report/front_page.log",
+    "job_server": "job_server.log",                        # the local job server (scales.<scale>.job_server)
+}
 
 
 class _Wildcards(dict):
@@ -120,6 +161,11 @@ class Paths:
         """PATTERNS[kind] with the results folder, the scale and `fields` filled in, the other fields left as
         wildcards: a rule's output (`output: W.pattern("run")`)."""
         return PATTERNS[kind].format_map(_Wildcards({"R": self.R, "scale": self.scale, **fields}))
+
+    def log(self, kind: str, /, **fields) -> str:
+        """The log of the job that writes PATTERNS[kind] (LOGS[kind], under <results>/logs), the fields it is not
+        given left as wildcards, as `pattern`: a rule's `log:`."""
+        return ("{R}/logs/" + LOGS[kind]).format_map(_Wildcards({"R": self.R, "scale": self.scale, **fields}))
 
     def found(self, kind: str, /, **fields) -> list[dict[str, str]]:
         """The fields of every existing path of PATTERNS[kind] with `fields` given, the others (the scale too)

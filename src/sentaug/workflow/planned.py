@@ -4,7 +4,7 @@ records it logs for logger plugins (snakemake_interface_logger_plugins' LogEvent
 wildcards, input, output, threads and resources, the profile's included). The dry run runs in a process of its
 own (`python -m sentaug.workflow.planned`), so none of the Snakefile's names reach the caller's.
 
-`sentaug cost` prices these jobs (sentaug.workflow.bill); the SLURM tests read the resources each job asks for.
+`sentaug cost` prices these jobs (sentaug.pricing.bill); the SLURM tests read the resources each job asks for.
 """
 from __future__ import annotations
 

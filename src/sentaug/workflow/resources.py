@@ -1,7 +1,9 @@
 """What each job asks for where it runs: threads, memory, GPUs, the node (a SLURM partition) and its runtime, and
 how a training job is launched. Which rules' jobs use a GPU is declared once, in sentaug.workflow.jobs; their
-runtime is the bill's projection with a margin (sentaug.workflow.cost.train_runtime_minutes)."""
+runtime on a cluster is the bill's projection with a margin (sentaug.pricing.runtime)."""
 from __future__ import annotations
+
+from typing import Callable
 
 from .. import config as sc
 from .jobs import rule_kind
@@ -45,59 +47,26 @@ class JobResources:
             return {**out, "gres": "gpu:1", "gpu_runs": 1}
         return {"gpu": res["gpu"], **out}
 
-    def step_times(self):
-        """The step-time table of the device this scale is priced on (`scales.<scale>.step_times`), or None."""
-        if not self.S.get("step_times"):
-            return None
-        if getattr(self, "_step_times", None) is None:
-            from .datasheet import load
-
-            self._step_times = load(self.S["step_times"])      # measured, else calibrated from datasheet rates
-        return self._step_times
-
-    def train_runtime(self, paper: str, backbone: str, method: str, seed: int) -> int:
-        """Minutes a training job asks for: `scales.<scale>.train_resources.runtime` when given, else the run's
-        projection on the scale's device (`scales.<scale>.step_times`) with a margin
-        (sentaug.workflow.cost.train_runtime_minutes), else the default."""
-        explicit = (self.S.get("train_resources") or {}).get("runtime")
-        times = self.step_times()
-        if explicit is not None or times is None:
-            return self.train_resources()["runtime"]
-        from .cost import project_run, sharing_gain, train_runtime_minutes
-
-        k = self.runs_per_gpu()
-        spec = self.run_spec(paper, backbone, method, seed)
-        projection = project_run(self, spec, times, self.config)
-        return train_runtime_minutes(projection, k, sharing_gain(times, self.config, spec, k)[0])
-
-    def job_resources(self, rule: str) -> dict:
-        """What a job of `rule` asks for beside its threads. A rule whose jobs use a GPU (sentaug.workflow.jobs)
-        asks, at a scale on GPUs, for one GPU on the GPU partition (config `slurm_gpu_partition`; the other jobs
-        go to the profile's default partition), for its projected time on the scale's device
-        with the margin (a callable of the job's wildcards); training as `train_job_resources` says. Jobs on
-        CPUs, and every job below such a scale, ask for nothing more: the profile's defaults (the CPU partition).
-        The GPU of an evaluation is the string `gres`, as a training run's shared one: a group of evaluations
-        (profiles/slurm) shares one GPU instead of adding theirs up."""
+    def job_resources(self, rule: str, runtime: Callable | None = None) -> dict:
+        """What a job of `rule` asks for beside its threads, by the kind of its rule (sentaug.workflow.jobs.RULES).
+        At a scale on GPUs a job that uses one asks for it on the GPU partition (config `slurm_gpu_partition`; the
+        other jobs go to the profile's default partition): a training run as `train_job_resources` says, another
+        job for one GPU, as the string `gres` where a SLURM group of its rule's jobs shares one (profiles/slurm)
+        instead of adding theirs up, and for `runtime`, a callable of its wildcards (its projected time on the
+        scale's device with a margin: sentaug.pricing.runtime) when given. Jobs on CPUs, and every job but
+        training below such a scale, ask for nothing more: the profile's defaults (the CPU partition)."""
         kind = rule_kind(rule)
-        if rule == "train":
+        if kind.trains:
             out = dict(self.train_job_resources())
             if not self.on_gpus():
                 return out
         elif not (kind.gpu and self.on_gpus()):
             return {}
         else:
-            out = {"gpu": 1} if rule == "index" else {"gres": "gpu:1"}
-            if self.step_times() is not None:
-                out["runtime"] = lambda wildcards: self.job_runtime(rule, wildcards)
+            out = {"gres": "gpu:1"} if kind.shares_gpu else {"gpu": 1}
+            if runtime is not None:
+                out["runtime"] = runtime
         return {**out, "slurm_partition": self.config["slurm_gpu_partition"]}
-
-    def job_runtime(self, rule: str, wildcards) -> int:
-        """Minutes a job of a GPU rule other than training asks for: its projection on the scale's device with
-        the margin (sentaug.workflow.cost.train_runtime_minutes)."""
-        from .cost import train_runtime_minutes
-
-        _, projection = rule_kind(rule).price(self, dict(wildcards), self.step_times())
-        return train_runtime_minutes(projection)
 
     def workers(self) -> int:
         """Worker processes of a parse, augmentation or index job: the scale's `workers`, else the top level's."""

@@ -18,9 +18,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..io import write_json
-from .jobs import GPU_KINDS
+from .prices import GPU_KINDS
 
-# (`bill`: a sentaug.workflow.bill.Bill, whose command writes this page's data: imported from there, not here)
+# (`bill`: a sentaug.pricing.bill.Bill, whose command writes this page's data: imported from there, not here)
 
 
 def projected_jobs(bill: "Bill") -> list[dict]:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 _SRC = "src/sentaug"
-# The code each kind of figure times (sentaug.workflow.step_times.Source.kind).
+# The code each kind of figure times (sentaug.pricing.step_times.Source.kind).
 CODE = {
     # a training step, a method's overhead, runs sharing a GPU, a training job's start-up, the dev evaluation,
     # the best model's copy and writes, checkpoints: the trainer, the models, the methods' parts and objectives,

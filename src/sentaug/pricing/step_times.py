@@ -1,6 +1,6 @@
 """Measured training step times per device (`src/sentaug/resources/step_times/<device>.yaml`) and how a setting
 that was not measured is extrapolated from them. A table is filled from the benchmarks' JSON output by
-`sentaug.workflow.calibration` (`python -m sentaug.workflow.calibration --device h200 A.json B.json ...`).
+`sentaug.pricing.calibration` (`python -m sentaug.pricing.calibration --device h200 A.json B.json ...`).
 
 A table (YAML; every measured row carries `from`: its file under benchmarks/results, `commit`: the code that ran,
 `date`: when; `measured` gives the same for the scalar figures of `evaluation` and `startup`):
@@ -43,12 +43,12 @@ A table (YAML; every measured row carries `from`: its file under benchmarks/resu
     settings:                           paper-scale training settings timed at their real shape
       roberta-base/b512/L32/retrieved1: {ms: 95.1, path: graph, peak_memory_gib: 22.0, from: ..., commit: ...,
                                          date: ...}
-                                        (key: sentaug.workflow.cost.step_setting; benchmarks/gpu_calibrate.py;
+                                        (key: sentaug.pricing.cost.step_setting; benchmarks/gpu_calibrate.py;
                                         the peak memory it allocated, as a GLUE row's `peak_memory_gib` and
                                         `rdrop_peak_memory_gib`: what the bill checks against a device's memory)
 
 A device without a table of its own is priced from the measured reference's, calibrated from datasheet rates
-(`sentaug.workflow.datasheet.load`): every row of it carries `calibrated: <the reference>`, and the table a
+(`sentaug.pricing.datasheet.load`): every row of it carries `calibrated: <the reference>`, and the table a
 `calibrated: {from, note}` section.
 
 A setting in `settings` is priced from its own measurement; any other is extrapolated (`StepTimes.step_ms`),
@@ -66,7 +66,7 @@ each use flagged in the result:
   measured at one width only (DeBERTa-v2-xxlarge, bound by its work at any width) in proportion to the tokens.
 
 Each figure a projection uses is returned with it (`StepTime.sources`, `Source`): what it is, the code it
-times (`kind`, sentaug.workflow.freshness) and the commit and date it was measured at.
+times (`kind`, sentaug.pricing.freshness) and the commit and date it was measured at.
 """
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ TABLES = Path(str(resources.files("sentaug") / "resources" / "step_times"))
 
 
 def known_devices() -> list[str]:
-    """The devices with a measured step-time table (TABLES/<device>.yaml); sentaug.workflow.datasheet adds those
+    """The devices with a measured step-time table (TABLES/<device>.yaml); sentaug.pricing.datasheet adds those
     calibrated from one."""
     return sorted(p.stem for p in TABLES.glob("*.yaml"))
 
@@ -101,13 +101,13 @@ UNKNOWN = "unknown"
 @dataclass(frozen=True)
 class Source:
     """A measured figure a projection uses: what it is, which code it times (`kind`: train, glue, evaluation or
-    index; sentaug.workflow.freshness), the commit and date it was measured at, and its file."""
+    index; sentaug.pricing.freshness), the commit and date it was measured at, and its file."""
     figure: str
     kind: str
     commit: str = UNKNOWN
     date: str = UNKNOWN
     file: str = ""
-    calibrated: str = ""        # the measured table a calibrated figure comes from (sentaug.workflow.datasheet)
+    calibrated: str = ""        # the measured table a calibrated figure comes from (sentaug.pricing.datasheet)
 
 
 def source(figure: str, kind: str, row: dict | None) -> Source:
@@ -136,7 +136,7 @@ class StepTimes:
 
     @classmethod
     def load(cls, name: str) -> "StepTimes":
-        """The device's measured table (sentaug.workflow.datasheet.load: else one calibrated from datasheet
+        """The device's measured table (sentaug.pricing.datasheet.load: else one calibrated from datasheet
         rates)."""
         path = TABLES / f"{name}.yaml"
         if not path.is_file():

@@ -1,5 +1,5 @@
 """Other GPUs than the measured H200 (issue 59): step-time tables calibrated from its measured one by datasheet
-rates (sentaug.workflow.datasheet), the jobs that do not fit in a device's memory, and `--speedup` on every
+rates (sentaug.pricing.datasheet), the jobs that do not fit in a device's memory, and `--speedup` on every
 kind of device-hour. The expectations are computed here by hand, from the datasheet numbers and the measured
 H200 figures, not by the code under test."""
 from __future__ import annotations
@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from sentaug.workflow import Workflow, cost
-from sentaug.workflow.bill import fit_in_memory
-from sentaug.workflow.datasheet import load
+from sentaug.pricing import cost
+from sentaug.pricing.bill import fit_in_memory
+from sentaug.pricing.datasheet import load
+from sentaug.workflow import Workflow
 
 ROOT = Path(__file__).resolve().parents[2]
 # The datasheets (NVIDIA's H200, H100 and A100 ones): dense BF16 TFLOP/s, memory TB/s, memory GB
@@ -76,7 +77,7 @@ def test_an_h100_keeps_the_h200s_compute_rate_and_pays_for_its_bandwidth():
 
 
 def test_a_measured_table_replaces_the_calibration_by_being_there(tmp_path, monkeypatch):
-    from sentaug.workflow import datasheet, step_times
+    from sentaug.pricing import datasheet, step_times
 
     folder = tmp_path / "step_times"
     folder.mkdir()
@@ -84,7 +85,7 @@ def test_a_measured_table_replaces_the_calibration_by_being_there(tmp_path, monk
     monkeypatch.setattr(step_times, "TABLES", folder)
     assert load("h100").calibrated is not None
     measured = load("h200").table | {"device": "NVIDIA H100 SXM (measured)"}
-    from sentaug.workflow.calibration import write_table
+    from sentaug.pricing.calibration import write_table
 
     write_table(measured, "h100", folder)
     h100 = load("h100")
@@ -144,7 +145,7 @@ def test_speedup_scales_the_training_glue_and_evaluation_hours(paper):
 def bills(tmp_path_factory):
     """The paper scale's bill of `all` on each device and with --speedup 2 on the H200, over one dry run of
     Snakemake (the DAG does not depend on the device), with a results folder of nothing built."""
-    from sentaug.workflow import bill
+    from sentaug.pricing import bill
 
     results = tmp_path_factory.mktemp("bills") / "results"
     dags = {}
@@ -169,7 +170,7 @@ def test_the_measured_h200_bill_is_unchanged(bills):
     """The paper scale's bill on the measured H200 as `sentaug cost all --scale paper` printed it before issue 59
     (60.34 + 33.12 + 5.45 = 98.90 h): the calibration, the memory check and the new provenance category change
     none of its hours; none of its jobs is too large for the H200, and none of its figures is calibrated."""
-    from sentaug.workflow.bill import target_rows
+    from sentaug.pricing.bill import target_rows
 
     b = bills[("h200", 1.0)]
     row = target_rows(b)[0]
@@ -181,8 +182,8 @@ def test_the_bills_of_the_calibrated_devices(bills):
     """On an A100 and an H100 every hour is calibrated (but the estimated start-ups), the bill says so, and the
     jobs too large for 80 GB are left out of the hours and named: 9 runs with 16 retrieved negatives, and the 2
     GLUE jobs of DeBERTa-1.5B with R-drop. Both are slower than the H200 on the jobs they can run."""
-    from sentaug.workflow.bill import format_bill, target_rows
-    from sentaug.workflow.report_data import projected_jobs, provenance_note
+    from sentaug.pricing.bill import format_bill, target_rows
+    from sentaug.pricing.report_data import projected_jobs, provenance_note
 
     h200 = target_rows(bills[("h200", 1.0)])[0]
     for device in ("a100", "h100"):

@@ -1,6 +1,6 @@
 """What one job of the workflow costs on a device: a training run, a GLUE fine-tuning, an evaluation, a
-retrieval index. Projected from the step-time table of the device (`sentaug.workflow.step_times`) and the
-sizes of the work (`src/sentaug/resources/workload.yaml`); `sentaug.workflow.bill` adds them up over the
+retrieval index. Projected from the step-time table of the device (`sentaug.pricing.step_times`) and the
+sizes of the work (`src/sentaug/resources/workload.yaml`); `sentaug.pricing.bill` adds them up over the
 jobs of a DAG, and `train_runtime_minutes` is what a job on a GPU (a training run, an index, an evaluation) asks
 SLURM for.
 
@@ -27,7 +27,7 @@ not measured (`basis`: extrapolated step times, estimated start-ups); a projecti
 measured. What in its size is not counted from the data (`sizes`: an estimated size, an upper bound until the
 caches it depends on are built) is listed apart: those are the job's work, not its speed. Its time is also
 given in `pieces`: (part, seconds, the measured figures it is priced from, or None for an estimate), from which
-the bill tells which hours rest on figures older than the code they price (sentaug.workflow.freshness).
+the bill tells which hours rest on figures older than the code they price (sentaug.pricing.freshness).
 """
 from __future__ import annotations
 

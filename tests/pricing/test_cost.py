@@ -1,6 +1,6 @@
 """The bill (`sentaug cost`) and the runtime a training job asks for: step times interpolated and
-extrapolated from a table as documented (sentaug.workflow.step_times), one run's projection, GLUE and
-indexes (sentaug.workflow.cost), each against a hand computation from a table of round numbers; the
+extrapolated from a table as documented (sentaug.pricing.step_times), one run's projection, GLUE and
+indexes (sentaug.pricing.cost), each against a hand computation from a table of round numbers; the
 table loader against benchmark JSON written here; the runtime of known jobs."""
 import copy
 import json
@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sentaug.pricing import cost
+from sentaug.pricing.calibration import run_parts, table_from_benchmark, write_table
+from sentaug.pricing.runtime import Runtimes
+from sentaug.pricing.step_times import StepTimes, flops_per_token, known_devices
 from sentaug.workflow import Workflow
-from sentaug.workflow import cost
-from sentaug.workflow.calibration import run_parts, table_from_benchmark, write_table
-from sentaug.workflow.step_times import StepTimes, flops_per_token, known_devices
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = {"layers": 12, "hidden": 768, "intermediate": 3072}
@@ -385,7 +386,7 @@ def test_unknown_devices_are_refused_with_the_known_ones(capsys):
     """The measured H200 and the two calibrated from it are known; any other device is refused, by the loader and
     by `sentaug cost` before its dry run, with the valid ones named."""
     from sentaug.cli import main
-    from sentaug.workflow import datasheet
+    from sentaug.pricing import datasheet
 
     assert known_devices() == ["h200"] and datasheet.known_devices() == ["a100", "h100", "h200"]
     with pytest.raises(ValueError, match=r"no step-time table for device 'v100' \(known: a100, h100, h200;"):
@@ -404,13 +405,13 @@ def test_a_training_job_asks_for_its_projected_runtime_unless_the_scale_sets_one
                + 125 * (ev["dev_ms"] + ev["best_snapshot_ms"]) / 1000 + ev["best_write_ms"] / 1000
                + 3 * ev["checkpoint_ms"] / 1000)
     expected = math.ceil(1.5 * seconds / 60 + 10)
-    assert paper.train_runtime("leaderboard", "bert-base-uncased", "simcse", 42) == expected
+    assert Runtimes(paper).train("leaderboard", "bert-base-uncased", "simcse", 42) == expected
     cfg = copy.deepcopy(paper.config)
     cfg["scales"]["paper"]["train_resources"]["runtime"] = 300
-    assert Workflow(cfg, results="/nonexistent").train_runtime("leaderboard", "bert-base-uncased", "simcse", 42) == 300
+    assert Runtimes(Workflow(cfg, results="/x")).train("leaderboard", "bert-base-uncased", "simcse", 42) == 300
     cfg = copy.deepcopy(paper.config)
     del cfg["scales"]["paper"]["step_times"]        # no device to project on: the default runtime
-    assert Workflow(cfg, results="/nonexistent").train_runtime("leaderboard", "bert-base-uncased", "simcse", 42) == 60
+    assert Runtimes(Workflow(cfg, results="/x")).train("leaderboard", "bert-base-uncased", "simcse", 42) == 60
 
 
 def test_runs_sharing_a_gpu_ask_for_it_as_one_gres(paper):
@@ -427,7 +428,7 @@ def test_runs_sharing_a_gpu_ask_for_it_as_one_gres(paper):
 @pytest.fixture
 def test_device(tmp_path, monkeypatch):
     """TABLE as the step-time table of device `testgpu`."""
-    from sentaug.workflow import step_times
+    from sentaug.pricing import step_times
 
     folder = tmp_path / "step_times"
     write_table(TABLE, "testgpu", folder)
@@ -436,8 +437,8 @@ def test_device(tmp_path, monkeypatch):
 
 
 def test_the_bill_of_a_table_prices_every_job_of_its_dag(tmp_path, test_device):
-    from sentaug.workflow.bill import compute_bill, format_bill, target_rows
-    from sentaug.workflow.report_data import projected_jobs
+    from sentaug.pricing.bill import compute_bill, format_bill, target_rows
+    from sentaug.pricing.report_data import projected_jobs
     from tests.workflow_runs import demo_override
 
     results = tmp_path / "results"
@@ -458,7 +459,7 @@ def test_the_bill_of_a_table_prices_every_job_of_its_dag(tmp_path, test_device):
     text = format_bill(bill, runs=True)
     assert target in text and "new   train:backbone=tiny-roberta,method=vascl,paper=shared,seed=2: 6 steps" in text
     assert "1 table" in text and "Test GPU" in text
-    # the bill as the report's front page reads it (sentaug.workflow.report_data): each device job once, in hours
+    # the bill as the report's front page reads it (sentaug.pricing.report_data): each device job once, in hours
     jobs = projected_jobs(bill)
     hours = lambda kind, **w: sorted(j["hours"] for j in jobs if j["kind"] == kind
                                      and w.items() <= j["wildcards"].items())
@@ -475,8 +476,8 @@ GLUE_ROW = {"ms": 12.0, "rdrop_ms": 21.0, "width": 128, "ms_by_width": {8: 12.0,
 @pytest.fixture
 def glue_device(tmp_path, monkeypatch):
     """TABLE with a GLUE step (the same at every width: 12 ms, 21 ms with R-drop), measured at commit `old`, whose
-    GLUE code changed since (sentaug.workflow.freshness answers so here), as the table of device `gluegpu`."""
-    from sentaug.workflow import freshness, step_times
+    GLUE code changed since (sentaug.pricing.freshness answers so here), as the table of device `gluegpu`."""
+    from sentaug.pricing import freshness, step_times
 
     folder = tmp_path / "step_times"
     write_table({**copy.deepcopy(TABLE), "glue": {"bert-base": dict(GLUE_ROW)}}, "gluegpu", folder)
@@ -487,7 +488,7 @@ def glue_device(tmp_path, monkeypatch):
 
 
 def _glue_bill(tmp_path, device, **demo):
-    from sentaug.workflow.bill import compute_bill
+    from sentaug.pricing.bill import compute_bill
     from tests.workflow_runs import demo_override
 
     results = tmp_path / "results"
@@ -507,8 +508,8 @@ RDROP = cost.EVALUATION_STARTUP_S + 8 * 7.0 + GLUE_STEPS * 21.0 * 2 / 12 / 1000 
 def test_the_bill_of_glue_fine_tuning_is_the_hand_computed_one(tmp_path, glue_device):
     """A target with GLUE priced against hours worked out by hand (above): each job, the bill's row, the report's
     data; and what prices them: the GLUE figures measured on code changed since, the start-ups estimated."""
-    from sentaug.workflow.bill import format_bill, target_rows
-    from sentaug.workflow.report_data import projected_jobs
+    from sentaug.pricing.bill import format_bill, target_rows
+    from sentaug.pricing.report_data import projected_jobs
 
     bill = _glue_bill(tmp_path, glue_device)
     glue = {j.wildcards["evaluation"].split("/")[0]: j for j in bill.jobs.values() if j.kind == "glue"}
@@ -562,16 +563,16 @@ def test_runs_sharing_a_gpu_gain_only_what_was_measured_for_their_shape(paper):
     shared = Workflow(cfg, results="/nonexistent")
     projection = cost.project_run(shared, shared.run_spec("leaderboard", "bert-base-uncased", "simcse", 42), h200,
                                   cfg)
-    assert shared.train_runtime("leaderboard", "bert-base-uncased", "simcse", 42) == \
+    assert Runtimes(shared).train("leaderboard", "bert-base-uncased", "simcse", 42) == \
         cost.train_runtime_minutes(projection, 4, 1.38)
 
 
 def test_a_figure_is_current_when_the_code_it_times_is_unchanged(monkeypatch):
-    """sentaug.workflow.freshness: a figure measured at a commit is current when git finds no difference in the
+    """sentaug.pricing.freshness: a figure measured at a commit is current when git finds no difference in the
     paths of its kind between that commit and the checkout; a commit not recorded or unknown to git cannot be
     checked (not current)."""
-    from sentaug.workflow import freshness
-    from sentaug.workflow.step_times import Source
+    from sentaug.pricing import freshness
+    from sentaug.pricing.step_times import Source
 
     calls = []
 
@@ -579,13 +580,13 @@ def test_a_figure_is_current_when_the_code_it_times_is_unchanged(monkeypatch):
         calls.append(args)
         if args[0] == "cat-file":
             return "" if args[2].startswith(("aaa", "bbb")) else None
-        return {"aaa": "", "bbb": "src/sentaug/models/encoder.py\nsrc/sentaug/workflow/cost.py\n"}[args[2]]
+        return {"aaa": "", "bbb": "src/sentaug/models/encoder.py\nsrc/sentaug/pricing/cost.py\n"}[args[2]]
 
     monkeypatch.setattr(freshness, "_git", git)
     freshness.changed_since.cache_clear()
     try:
         assert freshness.is_current(Source("step", "train", "aaa"))
-        assert freshness.changed_since("bbb", "train") == ("src/sentaug/models",)       # the workflow: no matter
+        assert freshness.changed_since("bbb", "train") == ("src/sentaug/models",)       # the bill: no matter
         assert freshness.changed_since("bbb", "index") == ("src/sentaug/models",)
         assert not freshness.is_current(Source("step", "train", "bbb"))
         assert freshness.changed_since("ccc", "train") is None and freshness.changed_since("unknown", "glue") is None
@@ -612,8 +613,8 @@ def test_built_runs_are_billed_apart_beside_what_they_took(demo_tables, test_dev
     page says so."""
     from sentaug.report.bill_page import bill_totals, built_rows, hours
     from sentaug.report.front_page import front_page_rst
-    from sentaug.workflow.bill import compute_bill, target_rows
-    from sentaug.workflow.report_data import report_data
+    from sentaug.pricing.bill import compute_bill, target_rows
+    from sentaug.pricing.report_data import report_data
 
     results, override, targets = demo_tables
     bill = compute_bill([targets[0]], device=test_device, configfiles=[ROOT / "config.yaml", override])

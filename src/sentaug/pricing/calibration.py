@@ -1,9 +1,9 @@
-"""A step-time table (`sentaug.workflow.step_times` documents its format) from the JSON files the GPU benchmarks
+"""A step-time table (`sentaug.pricing.step_times` documents its format) from the JSON files the GPU benchmarks
 write: `benchmarks/gpu_training.py` (the SimCSE step, methods' overheads, the dev evaluation, the top-k),
 `gpu_concurrency.py` (k runs per GPU), `gpu_calibrate.py` (paper settings and GLUE steps at their real shape),
 `gpu_paper_run.py` (a paper-length run) and `gpu_glue_eval.py` (GLUE's step, the embedding rate, the start-up).
 
-    python -m sentaug.workflow.calibration --device h200 A.json B.json ...   # -> resources/step_times/h200.yaml
+    python -m sentaug.pricing.calibration --device h200 A.json B.json ...   # -> resources/step_times/h200.yaml
 
 Every figure keeps where it was measured: its file (`from`, relative to benchmarks/results), the commit of the code
 that ran and the date (`commit`, `date`; `measured` for the scalar sections `evaluation` and `startup`), and the
@@ -361,8 +361,8 @@ def glue_eval_sections(data: dict, where: dict, backbone: str, glue: dict, embed
 
 HEADER = """\
 # Training step times of one device, read by `sentaug cost` and by the runtime each training job asks SLURM
-# for (sentaug.workflow.step_times documents the format and how unmeasured settings are extrapolated).
-# Written by `python -m sentaug.workflow.calibration --device {name} <benchmarks' JSON files>`.
+# for (sentaug.pricing.step_times documents the format and how unmeasured settings are extrapolated).
+# Written by `python -m sentaug.pricing.calibration --device {name} <benchmarks' JSON files>`.
 """
 
 

@@ -1,7 +1,7 @@
 """`sentaug cost`: the bill of a set of targets before launch. Snakemake's dry run lists the targets' jobs
 (sentaug.workflow.planned: every job of their DAG, and those it would run), and every job of a rule on a GPU
-(sentaug.workflow.jobs declares which and how each is priced) is priced with `sentaug.workflow.cost` on one device's
-step-time table: training runs, GLUE fine-tuning, evaluation suites, analyses and retrieval indexes. Jobs already
+(sentaug.workflow.jobs declares which; sentaug.pricing.prices, how each is priced) is priced with `cost` on one
+device's step-time table: training runs, GLUE fine-tuning, evaluation suites, analyses and retrieval indexes. Jobs already
 built (Snakemake would not rerun them) are listed apart, with what their runs actually took (`train_seconds` in
 each run's train_summary.json).
 
@@ -9,9 +9,9 @@ At a scale on GPUs the evaluations of one model run in one process (sentaug.eval
 its start-up once per model, the model's first new job (by its key) starting it and the others as clients.
 Training runs sharing GPUs (`runs_per_gpu`) are counted at the measured gain of their shape against one steady
 run (StepTimes.sharing; none where none was measured). The bill says which share of the new device-hours is
-priced from figures measured on the code that runs, from figures older than it (sentaug.workflow.freshness
+priced from figures measured on the code that runs, from figures older than it (sentaug.pricing.freshness
 states the rule), from figures calibrated from datasheet rates (a device without a measured table:
-sentaug.workflow.datasheet), and from estimates. A job whose measured peak memory does not fit in the device's
+sentaug.pricing.datasheet), and from estimates. A job whose measured peak memory does not fit in the device's
 (datasheet.fits) is left out of the device-hours and named apart, with what it would take.
 """
 from __future__ import annotations
@@ -27,10 +27,11 @@ import yaml
 
 from .. import config as sc
 from ..choices import Mistake, unknown
+from ..workflow.jobs import rule_kind
+from ..workflow.planned import PlannedJob, planned_and_new
 from . import cost, datasheet, freshness
-from .jobs import GPU_KINDS, TRAIN, rule_kind
-from .planned import PlannedJob, planned_and_new
 from .datasheet import known_devices
+from .prices import GPU_KINDS, TRAIN, price
 from .step_times import StepTimes
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -88,7 +89,7 @@ class Bill:
 
     def provenance(self) -> dict:
         """The new device-hours by what prices them (module docstring): `current` (figures measured on the code
-        that runs: sentaug.workflow.freshness), `older` (at least one figure measured on older code; by figure
+        that runs: sentaug.pricing.freshness), `older` (at least one figure measured on older code; by figure
         kind, commit and the paths changed since: `older_by`), `calibrated` (at least one figure calibrated from
         datasheet rates, not measured on the device), `estimated` (no measurement), and `total`."""
         out = {"current": 0.0, "older": 0.0, "calibrated": 0.0, "estimated": 0.0, "total": 0.0,
@@ -170,11 +171,6 @@ def _target_jobs(jobs: list[PlannedJob], target: str, workdir: Path) -> list[Pla
     return list(needed.values())
 
 
-def _price(job: PlannedJob, W, times: StepTimes, startup: str = cost.OWN) -> tuple[str, cost.Projection | None]:
-    kind = rule_kind(job.rule)
-    return kind.price(W, job.wildcards, times, startup) if kind.price else ("cpu", None)
-
-
 def _actual(job: PlannedJob, kind: str, workdir: Path) -> tuple[float | None, str | None]:
     """(seconds, device) a built job took: a run's `train_seconds` (its train_summary.json), an evaluation's or
     GLUE fine-tuning's `seconds` (its result JSON); None where its output records none."""
@@ -191,7 +187,7 @@ def compute_bill(targets: list[str], scale: str | None = None, device: str | Non
                  workdir: Path = ROOT) -> Bill:
     """The bill of `targets` (output paths or `all`) at `scale` on `device`'s step times. What-ifs: every
     step `speedup` times faster; runs sharing GPUs with `sharing_gain` times the runs per hour of one."""
-    from .targets import Workflow
+    from ..workflow import Workflow
 
     if not targets:
         raise ValueError("name at least one target: `all`, or a table, figure or leaderboard output")
@@ -222,7 +218,7 @@ def compute_bill(targets: list[str], scale: str | None = None, device: str | Non
     k = W.runs_per_gpu()
     jobs = {}
     for key, job in every.items():
-        kind, projection = _price(job, W, times, startups.get(key, cost.OWN))
+        kind, projection = price(job.rule, W, job.wildcards, times, startups.get(key, cost.OWN))
         built = key not in new
         actual, actual_device = _actual(job, kind, workdir) if kind in GPU_KINDS and built else (None, None)
         jobs[key] = JobCost(kind, job.rule, key, built, projection, actual, actual_device,
@@ -402,7 +398,7 @@ def format_bill(bill: Bill, runs: bool = False) -> str:
 
 def provenance_lines(bill: Bill) -> list[str]:
     """What prices the new device-hours: figures measured on the code that runs, older figures (which, and what
-    changed since), estimates (Bill.provenance; the rule: sentaug.workflow.freshness)."""
+    changed since), estimates (Bill.provenance; the rule: sentaug.pricing.freshness)."""
     p = bill.provenance()
     if not p["total"]:
         return []
