@@ -21,7 +21,7 @@ include: "rules/common.smk"
 
 # `snakemake --report results/report.html`: every table and figure, one category per paper (rules/report.smk);
 # its front page with what was built and the bill when `make report` wrote one (rule report_front_page).
-report: W.report_front_page("report/workflow.rst")
+report: W.paths.report_front_page("report/workflow.rst")
 include: "rules/download.smk"
 include: "rules/augment.smk"
 include: "rules/index.smk"
@@ -37,7 +37,7 @@ rule all:
         W.leaderboard_outputs(),
         W.comparison_outputs(),
         list(W.report_pages().values()),
-        W.report_bill_pages(),
+        W.paths.report_bill_pages(),
     default_target: not REPORTING    # `snakemake --report FILE` reports what is built (rule report_built)
     message:
         "every declared table and figure"
@@ -52,8 +52,8 @@ rule all:
 rule report_built:
     input:
         pages=lambda w: W.built_report_pages(existing_pages=REPORTING),
-        front=[f for f in [W.report_front_page_file(), *W.report_bill_pages()] if W.report_bill_pages()
-               and (not REPORTING or os.path.isfile(f))],
+        front=[f for f in [W.paths.report_front_page_file(), *W.paths.report_bill_pages()]
+               if W.paths.report_bill_pages() and (not REPORTING or os.path.isfile(f))],
     default_target: REPORTING
     localrule: True
     message:

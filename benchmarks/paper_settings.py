@@ -25,14 +25,14 @@ def collect(scale: str = "paper") -> dict:
     from sentaug.pricing import cost
 
     bill = bill_module.compute_bill(["all"], scale)
-    W, config = bill.paths, bill.paths.config
+    W, config = bill.workflow, bill.workflow.config
     settings, glue, paper_run = {}, defaultdict(lambda: {"jobs": 0, "hours": 0.0}), None
     for job in bill.jobs.values():
         if job.kind not in ("train", "glue"):
             continue
         w = dict(part.split("=", 1) for part in job.label.split(":", 1)[1].split(","))
         if job.kind == "train":
-            spec = W.run_spec(w["paper"], w["backbone"], w["method"], int(w["seed"]))
+            spec = W.specs.run_spec(w["paper"], w["backbone"], w["method"], int(w["seed"]))
             key = cost.step_setting(spec)
             row = settings.setdefault(key, {"key": key, "backbone": spec["backbone"],
                                             "shape": cost.backbone_shape(config, spec["backbone"]),
@@ -50,7 +50,7 @@ def collect(scale: str = "paper") -> dict:
             options = w.get("options", "")
             g = glue[(w["backbone"], "rdrop" in options)]
             g.update(backbone=w["backbone"], shape=cost.backbone_shape(config, w["backbone"]), rdrop="rdrop" in options,
-                     switch_case="switch_case" in options, tasks=list(W.glue_tasks))
+                     switch_case="switch_case" in options, tasks=list(W.evaluations.glue_tasks))
             g["jobs"] += 1
             g["hours"] += job.projection.seconds / 3600
     rows = sorted(settings.values(), key=lambda r: -r["hours"])

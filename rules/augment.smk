@@ -6,15 +6,15 @@ rule parse:
     input:
         corpus=lambda w: corpus_file(w.corpus),
     output:
-        W.pattern("parse"),
+        W.paths.pattern("parse"),
     params:
         code=code("augment/parse.py"),
-        model=lambda w: W.spacy_model(w.corpus),
+        model=lambda w: W.paths.spacy_model(w.corpus),
     threads: WORKERS
     message:
         "parse {wildcards.corpus} with spaCy"
     log:
-        W.log("parse"),
+        W.paths.log("parse"),
     conda:
         "../envs/augment.yaml"
     shell:
@@ -25,21 +25,21 @@ rule parse:
 rule augment:
     input:
         corpus=lambda w: corpus_file(w.corpus),
-        parse=lambda w: W.parse_file(w.corpus),
+        parse=lambda w: W.paths.parse_file(w.corpus),
         backbones=lambda w: _augmentation(w)[2],   # built first
     output:
-        cache=W.pattern("cache"),
-        stats=W.pattern("cache_stats"),
+        cache=W.paths.pattern("cache"),
+        stats=W.paths.pattern("cache_stats"),
     params:
         code=_augmentation_code,
         op=lambda w: _augmentation(w)[0],
         extra=_augmentation_args,
-        model=lambda w: W.spacy_model(w.corpus),
+        model=lambda w: W.paths.spacy_model(w.corpus),
     threads: WORKERS
     message:
         "augment {wildcards.corpus}: {wildcards.augmentation}, seed {wildcards.seed}"
     log:
-        W.log("cache"),
+        W.paths.log("cache"),
     conda:
         "../envs/augment.yaml"
     shell:

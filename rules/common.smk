@@ -38,21 +38,21 @@ SLICED_ORIGIN = ORIGIN if W.slices else "official-none"
 CORPUS = W.corpus
 SEEDS = W.seeds
 PAPERS = W.papers
-TRAIN_RESOURCES = W.train_resources()
-TRAIN_LAUNCHER = W.train_launcher()
-TRAIN_GROUP = share_gpus(workflow, W.runs_per_gpu())   # runs_per_gpu > 1: runs share GPUs (see there)
+TRAIN_RESOURCES = W.resources.train_resources()
+TRAIN_LAUNCHER = W.resources.train_launcher()
+TRAIN_GROUP = share_gpus(workflow, W.resources.runs_per_gpu())   # runs_per_gpu > 1: runs share GPUs (see there)
 # At a scale on GPUs a model's evaluations run in one process, which loads it once (see there).
-share_evaluation_processes(workflow, W.on_gpus())
-EVAL_THREADS = W.eval_threads()
-WORKERS = W.workers()
+share_evaluation_processes(workflow, W.resources.on_gpus())
+EVAL_THREADS = W.resources.eval_threads()
+WORKERS = W.resources.workers()
 
 # The names the rules use; the resolution lives in sentaug.workflow (documented and tested there). Every
-# output's path is W.pattern(<name>): sentaug.workflow.paths.PATTERNS.
-data_root = W.data_root
-corpus_file = W.corpus_file
-backbone_dir = W.backbone_dir
-cache_file = W.cache_file
-run_dir = W.run_dir
+# output's path is W.paths.pattern(<name>): sentaug.workflow.paths.PATTERNS.
+data_root = W.paths.data_root
+corpus_file = W.paths.corpus_file
+backbone_dir = W.paths.backbone_dir
+cache_file = W.paths.cache_file
+run_dir = W.paths.run_dir
 table_inputs = W.table_inputs
 all_tables = W.all_tables
 # The input functions that resolve a target's wildcards (its paper, table, figure, method, augmentation): a name
@@ -66,7 +66,7 @@ RUNTIMES = Runtimes(W)
 
 
 def job_resources(rule):
-    return W.job_resources(rule, runtime=RUNTIMES.job(rule))
+    return W.resources.job_resources(rule, runtime=RUNTIMES.job(rule))
 
 
 def code(*entries, skip=()):
@@ -77,27 +77,27 @@ def code(*entries, skip=()):
 
 @answered()
 def run_spec(w):
-    return W.run_spec(w.paper, w.backbone, w.method, w.seed)
+    return W.specs.run_spec(w.paper, w.backbone, w.method, w.seed)
 
 
 onstart:
     drop_local_job_rate_limit(workflow)   # its timers multiply the scheduler's passes (see there)
     # Local jobs as forks of one process that imported torch & co. once (scales.<scale>.job_server; see there).
-    start_job_server(workflow, S.get("job_server", False), W.log("job_server"))
+    start_job_server(workflow, S.get("job_server", False), W.paths.log("job_server"))
     # Where to look while a long build goes on: the first table, and the report that `make report` writes.
-    announce_first_table(W.folder("table"), then="results/report.html (make report; make demo writes it last)")
+    announce_first_table(W.paths.folder("table"), then="results/report.html (make report; make demo writes it last)")
     # Training runs sharing a GPU run side by side under NVIDIA MPS where it exists (sentaug.train.mps).
-    start_mps(workflow, W.runs_per_gpu())
+    start_mps(workflow, W.resources.runs_per_gpu())
 
 
 onsuccess:
     stop_job_server()
-    stop_mps(workflow, W.runs_per_gpu())
+    stop_mps(workflow, W.resources.runs_per_gpu())
 
 
 onerror:
     stop_job_server()
-    stop_mps(workflow, W.runs_per_gpu())
+    stop_mps(workflow, W.resources.runs_per_gpu())
 
 
 wildcard_constraints:
@@ -126,7 +126,7 @@ def _download_code(w):
 def _augmentation(w):
     """(op, parameters, backbone folders) of the declared augmentation; `backbone:<name>` parameters (CARDS's
     RoBERTa tokenizer, CTxt's masked LM, AugCSE's seq2seq models) name this scale's backbone folders."""
-    return sc.augmentation_call(config, w.augmentation, W.folder("backbone"))
+    return sc.augmentation_call(config, w.augmentation, W.paths.folder("backbone"))
 
 
 def _augmentation_code(w):
@@ -171,12 +171,12 @@ def _positives(w):
 def _index(w):
     """CARDS' retrieval index: built with the frozen backbone this run starts from, pooled as it evaluates."""
     spec = run_spec(w)
-    return W.index_file(spec, w.backbone) or []       # the index its parts read (sentaug.parts), if any
+    return W.paths.index_file(spec, w.backbone) or []       # the index its parts read (sentaug.parts), if any
 
 
 def _tokens(w):
     """Token files of the run's fixed texts at scales that pre-tokenize (`scales.<scale>.pretokenize`)."""
-    return W.run_tokens(run_spec(w), w.backbone) if S.get("pretokenize") else []
+    return W.paths.run_tokens(run_spec(w), w.backbone) if S.get("pretokenize") else []
 
 
 def _tokenize_args(w):
@@ -199,17 +199,17 @@ def _pretrained_evaluation(w):
 # evaluate.smk: analyses behind figures (sentaug.workflow resolves their paths and inputs).
 # GPT-2 is config.yaml's backbone `gpt2`, at the commit it pins (`<id>@<commit>`, sentaug.models.hub).
 _LM = config["backbones"].get("gpt2", {"id": "gpt2"})
-AUGMENTATION_ANALYSIS = (f"--tasks augmentations --iso-sample {W.augmentation_analysis_sample()} --gh-sample 0 "
-                         f"--lm {_LM['id']}" + (f"@{_LM['revision']}" if _LM.get("revision") else ""))
+AUGMENTATION_ANALYSIS = (f"--tasks augmentations --iso-sample {W.paths.augmentation_analysis_sample()} "
+                         f"--gh-sample 0 --lm {_LM['id']}" + (f"@{_LM['revision']}" if _LM.get("revision") else ""))
 # Where GPT-2 is not offline (scales.<scale>.hub_offline, below paper scale) the perplexity is recorded as skipped
 # at once instead of after the hub client's minute of retries.
-HUB_OFFLINE = "1" if W.hub_offline() else "0"
+HUB_OFFLINE = "1" if W.paths.hub_offline() else "0"
 
 
 # report.smk: the augmentation census, every declared augmentation on the scale's corpus (first seed), with the
 # cosine between original and augmented under the scale's bert-base-uncased stand-in (mean pooling).
 CENSUS_BACKBONE = sc.stand_in(config, "bert-base-uncased")
-CONFORMANCE = W.conformance_file()
+CONFORMANCE = W.paths.conformance_file()
 
 
 def census_rows():
@@ -219,8 +219,8 @@ def census_rows():
     unknown = [a for a in names if a not in config["augmentations"]]
     if unknown:
         raise ValueError(f"config key 'census': unknown augmentation {unknown[0]!r}")
-    return {a: {"stats": W.cache_stats(a, SEEDS[0]),
-                "embedding": W.census_embedding_file(a, SEEDS[0], CENSUS_BACKBONE)} for a in names}
+    return {a: {"stats": W.paths.cache_stats(a, SEEDS[0]),
+                "embedding": W.paths.census_embedding_file(a, SEEDS[0], CENSUS_BACKBONE)} for a in names}
 
 
 # report.smk: report pages, one self-contained HTML page per table and figure.

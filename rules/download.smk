@@ -4,8 +4,8 @@
 
 rule download_senteval:
     output:
-        sts=directory(W.pattern("data_folder", folder="sts")),
-        sick=directory(W.pattern("data_folder", folder="sick")),
+        sts=directory(W.paths.pattern("data_folder", folder="sts")),
+        sick=directory(W.paths.pattern("data_folder", folder="sick")),
     params:
         code=_download_code,
         mirror=_mirror_flag(),
@@ -15,7 +15,7 @@ rule download_senteval:
     message:
         "download STS/SICK ({wildcards.origin})"
     log:
-        W.log("data_folder", folder="senteval"),
+        W.paths.log("data_folder", folder="senteval"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -25,7 +25,7 @@ rule download_senteval:
 
 rule download_corpus:
     output:
-        W.pattern("corpus"),
+        W.paths.pattern("corpus"),
     params:
         code=_download_code,
         mirror=_mirror_flag(),
@@ -35,7 +35,7 @@ rule download_corpus:
     message:
         "download corpus {wildcards.corpus} ({wildcards.origin})"
     log:
-        W.log("corpus"),
+        W.paths.log("corpus"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -48,7 +48,7 @@ rule download_data:
     glue/<TASK>, nli/anli, nli/snli_senteval, nli/simcse, cnsd): from the official addresses or the mirror,
     sha256-pinned; origin `demo`: the bundled demo data in the same layout."""
     output:
-        directory(W.pattern("data_folder")),
+        directory(W.paths.pattern("data_folder")),
     params:
         code=_download_code,
         mirror=_mirror_flag(),
@@ -59,7 +59,7 @@ rule download_data:
     message:
         "download {wildcards.folder} ({wildcards.origin})"
     log:
-        W.log("data_folder"),
+        W.paths.log("data_folder"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -72,12 +72,12 @@ rule slice_data:
     official folder into <results>/data/official-<scale>/ (sentaug.data.slices; a folder the scale declares no
     slice of is copied whole)."""
     input:
-        lambda w: W.data_folder(w.folder, origin=W.S["data"]),
+        lambda w: W.paths.data_folder(w.folder, origin=W.S["data"]),
     output:
-        directory(W.pattern("data_folder", origin=SLICED_ORIGIN)),
+        directory(W.paths.pattern("data_folder", origin=SLICED_ORIGIN)),
     params:
         code=code("data/slices.py"),
-        spec=lambda w: shlex.quote(json.dumps(W.data_slice(w.folder))),
+        spec=lambda w: shlex.quote(json.dumps(W.paths.data_slice(w.folder))),
         src=data_root(W.S["data"]),
         out=data_root(),
     wildcard_constraints:
@@ -85,7 +85,7 @@ rule slice_data:
     message:
         f"slice {{wildcards.folder}} ({SLICED_ORIGIN})"
     log:
-        W.log("data_slice", origin=SLICED_ORIGIN),
+        W.paths.log("data_slice", origin=SLICED_ORIGIN),
     conda:
         "../envs/base.yaml"
     shell:
@@ -96,9 +96,9 @@ rule slice_data:
 rule data_stats:
     """Statistics of the evaluation data, from the files (SDA Table 2, VaSCL Table 4)."""
     output:
-        W.pattern("data_stats"),
+        W.paths.pattern("data_stats"),
     input:
-        data=lambda w: W.data_stats_inputs(w.what, w.origin),
+        data=lambda w: W.paths.data_stats_inputs(w.what, w.origin),
     params:
         code=code("data/stats.py"),
         root=lambda w: data_root(w.origin),
@@ -107,7 +107,7 @@ rule data_stats:
     message:
         "data statistics: {wildcards.what} ({wildcards.origin})"
     log:
-        W.log("data_stats"),
+        W.paths.log("data_stats"),
     conda:
         "../envs/base.yaml"
     shell:

@@ -13,15 +13,15 @@ rule evaluate_run:
     CLEAR Table 2's -mean rows) or with every STS sentence lower-cased (sts_lowercase.json, CARDS Table 4)."""
     input:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
-        data=lambda w: W.suite_data(_run_evaluation(w).suite),
+        data=lambda w: W.evaluations.suite_data(_run_evaluation(w).suite),
     output:
-        W.pattern("run_eval"),
+        W.paths.pattern("run_eval"),
     params:
         code=lambda w: code(f"evaluate/{_run_evaluation(w).suite}.py"),
         suite=lambda w: _run_evaluation(w).suite,
         pooler=lambda w: _run_evaluation(w).pooler or run_spec(w)["eval_pooler"],
         data=data_root(),
-        extra=lambda w: W.evaluation_args(_run_evaluation(w)),
+        extra=lambda w: W.evaluations.evaluation_args(_run_evaluation(w)),
         scale=SCALE,
     wildcard_constraints:
         evaluation=RUN_EVALUATION,
@@ -31,7 +31,7 @@ rule evaluate_run:
     message:
         "evaluate {wildcards.evaluation}: {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed}"
     log:
-        W.log("run_eval"),
+        W.paths.log("run_eval"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -46,15 +46,15 @@ rule evaluate_pretrained:
     (glue~<settings>/<pooler>.json, CARDS Table 6)."""
     input:
         model=lambda w: backbone_dir(w.backbone),
-        data=lambda w: W.suite_data(_pretrained_evaluation(w).suite, w.origin),
+        data=lambda w: W.evaluations.suite_data(_pretrained_evaluation(w).suite, w.origin),
     output:
-        W.pattern("pretrained_eval"),
+        W.paths.pattern("pretrained_eval"),
     params:
         code=lambda w: code(f"evaluate/{_pretrained_evaluation(w).suite}.py"),
         suite=lambda w: _pretrained_evaluation(w).suite,
         pooler=lambda w: _pretrained_evaluation(w).pooler,
         data=lambda w: data_root(w.origin),
-        extra=lambda w: W.evaluation_args(_pretrained_evaluation(w)),
+        extra=lambda w: W.evaluations.evaluation_args(_pretrained_evaluation(w)),
         scale=SCALE,
     wildcard_constraints:
         evaluation=PRETRAINED_EVALUATION,
@@ -64,7 +64,7 @@ rule evaluate_pretrained:
     message:
         "evaluate {wildcards.evaluation}: pre-trained {wildcards.backbone}"
     log:
-        W.log("pretrained_eval"),
+        W.paths.log("pretrained_eval"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -80,11 +80,11 @@ rule token_pca:
         model=lambda w: backbone_dir(w.backbone),
         corpus=lambda w: corpus_file(w.corpus),
     output:
-        W.pattern("token_pca"),
+        W.paths.pattern("token_pca"),
     params:
         code=code("evaluate/token_embeddings.py"),
     log:
-        W.log("token_pca"),
+        W.paths.log("token_pca"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -98,10 +98,10 @@ rule augmentation_analysis_pretrained:
     every augmentation of a set (config augmentation_sets), under a pre-trained backbone and pooler."""
     input:
         model=lambda w: backbone_dir(w.backbone),
-        caches=lambda w: W.augmentation_analysis_caches(w.set),
-        data=W.data_folder("sts"),
+        caches=lambda w: W.paths.augmentation_analysis_caches(w.set),
+        data=W.paths.data_folder("sts"),
     output:
-        W.pattern("pretrained_augmentation_analysis", corpus=CORPUS),
+        W.paths.pattern("pretrained_augmentation_analysis", corpus=CORPUS),
     params:
         code=code("evaluate/analysis.py"),
         data=lambda w, input: os.path.dirname(input.data),
@@ -112,7 +112,7 @@ rule augmentation_analysis_pretrained:
     resources:
         **job_resources("augmentation_analysis_pretrained"),
     log:
-        W.log("pretrained_augmentation_analysis"),
+        W.paths.log("pretrained_augmentation_analysis"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -125,10 +125,10 @@ rule augmentation_analysis_run:
     """The same for a trained run, under its eval pooler."""
     input:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
-        caches=lambda w: W.augmentation_analysis_caches(w.set),
-        data=W.data_folder("sts"),
+        caches=lambda w: W.paths.augmentation_analysis_caches(w.set),
+        data=W.paths.data_folder("sts"),
     output:
-        W.pattern("run_augmentation_analysis", corpus=CORPUS),
+        W.paths.pattern("run_augmentation_analysis", corpus=CORPUS),
     params:
         code=code("evaluate/analysis.py"),
         pooler=lambda w: run_spec(w)["eval_pooler"],
@@ -140,7 +140,7 @@ rule augmentation_analysis_run:
     resources:
         **job_resources("augmentation_analysis_run"),
     log:
-        W.log("run_augmentation_analysis"),
+        W.paths.log("run_augmentation_analysis"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -154,12 +154,12 @@ rule projection_pretrained:
     pre-trained backbone (AugCSE Figs. 2-4)."""
     input:
         model=lambda w: backbone_dir(w.backbone),
-        caches=lambda w: W.projection_caches(w.augs),
+        caches=lambda w: W.paths.projection_caches(w.augs),
     output:
-        W.pattern("pretrained_projection", corpus=CORPUS),
+        W.paths.pattern("pretrained_projection", corpus=CORPUS),
     params:
         code=code("evaluate/projection.py"),
-        labels=lambda w: W.projection_augmentations(w.augs),
+        labels=lambda w: W.paths.projection_augmentations(w.augs),
         scale=SCALE,
     wildcard_constraints:
         augs=r"[^/]+",
@@ -169,7 +169,7 @@ rule projection_pretrained:
     resources:
         **job_resources("projection_pretrained"),
     log:
-        W.log("pretrained_projection"),
+        W.paths.log("pretrained_projection"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -182,12 +182,12 @@ rule projection_run:
     """The same for a trained run, under its eval pooler."""
     input:
         model=lambda w: run_dir(w.paper, w.backbone, w.method, w.seed),
-        caches=lambda w: W.projection_caches(w.augs),
+        caches=lambda w: W.paths.projection_caches(w.augs),
     output:
-        W.pattern("run_projection", corpus=CORPUS),
+        W.paths.pattern("run_projection", corpus=CORPUS),
     params:
         code=code("evaluate/projection.py"),
-        labels=lambda w: W.projection_augmentations(w.augs),
+        labels=lambda w: W.paths.projection_augmentations(w.augs),
         pooler=lambda w: run_spec(w)["eval_pooler"],
         scale=SCALE,
     wildcard_constraints:
@@ -198,7 +198,7 @@ rule projection_run:
     resources:
         **job_resources("projection_run"),
     log:
-        W.log("run_projection"),
+        W.paths.log("run_projection"),
     conda:
         "../envs/train.yaml"
     shell:

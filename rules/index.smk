@@ -9,8 +9,8 @@ rule index:
         corpus=lambda w: corpus_file(w.corpus),
         backbone=lambda w: backbone_dir(w.backbone),
     output:
-        index=W.pattern("index"),
-        meta=W.pattern("index_meta"),
+        index=W.paths.pattern("index"),
+        meta=W.paths.pattern("index_meta"),
     params:
         code=code("index/neighbours.py"),
     wildcard_constraints:
@@ -22,7 +22,7 @@ rule index:
     message:
         "retrieval index {wildcards.corpus} / {wildcards.backbone} / {wildcards.pooler} / k={wildcards.k}"
     log:
-        W.log("index"),
+        W.paths.log("index"),
     conda:
         "../envs/train.yaml"
     # the thread count is the rule's, not the caller's environment's: faiss's search (OpenBLAS) splits its sums

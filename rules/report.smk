@@ -6,8 +6,8 @@ rule table:
         paper="papers/{paper}.yaml",
         results=lambda w: table_files(w.paper, w.table),
     output:
-        tex=W.pattern("table", ext="tex"),
-        csv=W.pattern("table", ext="csv"),
+        tex=W.paths.pattern("table", ext="tex"),
+        csv=W.paths.pattern("table", ext="csv"),
     params:
         code=code("report/tables.py"),
         inputs=lambda w: json.dumps({"rows": table_inputs(w.paper, w.table), "meta": W.table_meta(w.paper, w.table)}),
@@ -15,7 +15,7 @@ rule table:
     message:
         "table {wildcards.paper}/{wildcards.table}"
     log:
-        W.log("table"),
+        W.paths.log("table"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -28,9 +28,9 @@ rule figure:
         paper="papers/{paper}.yaml",
         results=lambda w: figure_targets(w.paper, w.figure),
     output:
-        pdf=W.pattern("figure", ext="pdf"),
-        png=W.pattern("figure", ext="png"),
-        csv=W.pattern("figure", ext="csv"),
+        pdf=W.paths.pattern("figure", ext="pdf"),
+        png=W.paths.pattern("figure", ext="png"),
+        csv=W.paths.pattern("figure", ext="csv"),
     params:
         code=code("report/figures.py"),
         inputs=lambda w: json.dumps({"panels": W.figure_points(w.paper, w.figure),
@@ -39,7 +39,7 @@ rule figure:
     message:
         "figure {wildcards.paper}/{wildcards.figure}"
     log:
-        W.log("figure"),
+        W.paths.log("figure"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -54,7 +54,7 @@ rule augment_cosine:
         cache=lambda w: cache_file(w.augmentation, w.seed, w.corpus),
         model=lambda w: backbone_dir(w.backbone),
     output:
-        W.pattern("census_embedding"),
+        W.paths.pattern("census_embedding"),
     params:
         code=code("report/census.py"),
         max_lines=2000,
@@ -62,7 +62,7 @@ rule augment_cosine:
     message:
         "census cosine: {wildcards.augmentation}, seed {wildcards.seed} ({wildcards.backbone})"
     log:
-        W.log("census_embedding"),
+        W.paths.log("census_embedding"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -80,7 +80,7 @@ rule conformance:
         code=code("augment"),
         model=config["spacy_model"],
     log:
-        W.log("conformance"),
+        W.paths.log("conformance"),
     conda:
         "../envs/augment.yaml"
     shell:
@@ -92,8 +92,8 @@ rule census:
         files=[f for row in census_rows().values() for f in row.values()],
         conformance=CONFORMANCE,
     output:
-        tex=W.pattern("census", ext="tex"),
-        csv=W.pattern("census", ext="csv"),
+        tex=W.paths.pattern("census", ext="tex"),
+        csv=W.paths.pattern("census", ext="csv"),
     params:
         code=code("report/census.py"),
         inputs=lambda w: json.dumps({"rows": census_rows(), "conformance": CONFORMANCE,
@@ -102,7 +102,7 @@ rule census:
     message:
         "table augmentations (census)"
     log:
-        W.log("census"),
+        W.paths.log("census"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -115,13 +115,13 @@ rule tokenization_effects:
         corpus=lambda w: corpus_file(w.corpus),
         tokenizer=lambda w: backbone_dir(w.backbone),
     output:
-        W.pattern("tokenization_effects"),
+        W.paths.pattern("tokenization_effects"),
     params:
         code=code("augment/tokenization_effects.py"),
     message:
         "tokenization effects of switch-case ({wildcards.backbone})"
     log:
-        W.log("tokenization_effects"),
+        W.paths.log("tokenization_effects"),
     conda:
         "../envs/augment.yaml"
     shell:
@@ -133,12 +133,12 @@ rule tokenization_effects:
 # from the modules the trainer builds, written without training.
 rule describe_spec:
     output:
-        W.pattern("describe", what="spec"),
+        W.paths.pattern("describe", what="spec"),
     params:
         code=code("report/describe.py"),
-        spec=lambda w: json.dumps(W.run_spec(w.paper, w.backbone, w.method, SEEDS[0])),
+        spec=lambda w: json.dumps(W.specs.run_spec(w.paper, w.backbone, w.method, SEEDS[0])),
     log:
-        W.log("describe", what="spec"),
+        W.paths.log("describe", what="spec"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -149,12 +149,12 @@ rule describe_model_size:
     input:
         backbone=lambda w: backbone_dir(w.backbone),
     output:
-        W.pattern("describe", what="model_size"),
+        W.paths.pattern("describe", what="model_size"),
     params:
         code=code("report/describe.py"),
-        spec=lambda w: json.dumps(W.run_spec(w.paper, w.backbone, w.method, SEEDS[0])),
+        spec=lambda w: json.dumps(W.specs.run_spec(w.paper, w.backbone, w.method, SEEDS[0])),
     log:
-        W.log("describe", what="model_size"),
+        W.paths.log("describe", what="model_size"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -171,11 +171,11 @@ if W.leaderboards:
             spec=LEADERBOARD_SPEC,
             results=lambda w: W.leaderboard_targets(_board_backbone(w)),
         output:
-            tex=W.pattern("board_table", ext="tex"),
-            csv=W.pattern("board_table", ext="csv"),
-            md=W.pattern("board_table", ext="md"),
-            pdf=W.pattern("board_figure", ext="pdf"),
-            png=W.pattern("board_figure", ext="png"),
+            tex=W.paths.pattern("board_table", ext="tex"),
+            csv=W.paths.pattern("board_table", ext="csv"),
+            md=W.paths.pattern("board_table", ext="md"),
+            pdf=W.paths.pattern("board_figure", ext="pdf"),
+            png=W.paths.pattern("board_figure", ext="png"),
         wildcard_constraints:
             board=BOARDS,
         params:
@@ -185,7 +185,7 @@ if W.leaderboards:
             ),
             scale=SCALE,
         log:
-            W.log("board_table"),
+            W.paths.log("board_table"),
         conda:
             "../envs/base.yaml"
         shell:
@@ -201,9 +201,9 @@ if W.comparisons:
         input:
             results=lambda w: W.board_targets(W.comparison_points(w.name)),
         output:
-            tex=W.pattern("comparison", ext="tex"),
-            csv=W.pattern("comparison", ext="csv"),
-            md=W.pattern("comparison", ext="md"),
+            tex=W.paths.pattern("comparison", ext="tex"),
+            csv=W.paths.pattern("comparison", ext="csv"),
+            md=W.paths.pattern("comparison", ext="md"),
         wildcard_constraints:
             name=COMPARISONS,
         params:
@@ -212,7 +212,7 @@ if W.comparisons:
                                          "meta": W.comparison_meta(w.name)}),
             scale=SCALE,
         log:
-            W.log("comparison"),
+            W.paths.log("comparison"),
         conda:
             "../envs/base.yaml"
         shell:
@@ -226,10 +226,10 @@ if W.comparisons:
 rule report_table:
     input:
         paper="papers/{paper}.yaml",
-        csv=W.pattern("table", ext="csv"),
+        csv=W.paths.pattern("table", ext="csv"),
         results=lambda w: table_files(w.paper, w.table),
     output:
-        report(W.pattern("table_page"), caption="../report/page.rst",
+        report(W.paths.pattern("table_page"), caption="../report/page.rst",
                category=lambda w: _short(w.paper), subcategory="Tables",
                labels=lambda w: {"output": w.table, "kind": "table", "scale": SCALE}),
     params:
@@ -240,7 +240,7 @@ rule report_table:
                                             "meta": _page_meta(_short(w.paper), W.table_meta(w.paper, w.table))}),
         scale=SCALE,
     log:
-        W.log("table_page"),
+        W.paths.log("table_page"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -251,11 +251,11 @@ rule report_table:
 rule report_figure:
     input:
         paper="papers/{paper}.yaml",
-        png=W.pattern("figure", ext="png"),
-        csv=W.pattern("figure", ext="csv"),
+        png=W.paths.pattern("figure", ext="png"),
+        csv=W.paths.pattern("figure", ext="csv"),
         results=lambda w: figure_targets(w.paper, w.figure),
     output:
-        report(W.pattern("figure_page"), caption="../report/page.rst",
+        report(W.paths.pattern("figure_page"), caption="../report/page.rst",
                category=lambda w: _short(w.paper), subcategory="Figures",
                labels=lambda w: {"output": w.figure, "kind": "figure", "scale": SCALE}),
     params:
@@ -266,7 +266,7 @@ rule report_figure:
                                             "meta": _page_meta(_short(w.paper), W.figure_meta(w.paper, w.figure))}),
         scale=SCALE,
     log:
-        W.log("figure_page"),
+        W.paths.log("figure_page"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -279,10 +279,10 @@ rule report_figure:
 # `make report` before this rule): that command resolves the DAG, so it cannot be a job of it.
 rule report_front_page:
     input:
-        W.report_bill_data_file(),
+        W.paths.report_bill_data_file(),
     output:
-        front=W.report_front_page_file(),
-        bill=report(W.report_bill_page(), caption="../report/page.rst", category="Bill",
+        front=W.paths.report_front_page_file(),
+        bill=report(W.paths.report_bill_page(), caption="../report/page.rst", category="Bill",
                     labels={"output": "bill", "kind": "table", "scale": SCALE}),
     params:
         code=code("report/front_page.py"),
@@ -292,7 +292,7 @@ rule report_front_page:
     message:
         "the report's front page and the bill"
     log:
-        W.log("front_page"),
+        W.paths.log("front_page"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -303,10 +303,10 @@ rule report_front_page:
 
 rule report_census:
     input:
-        csv=W.path("census", ext="csv"),
+        csv=W.paths.path("census", ext="csv"),
         results=[row["stats"] for row in census_rows().values()],
     output:
-        report(W.path("census_page"), caption="../report/page.rst", category="Augmentations",
+        report(W.paths.path("census_page"), caption="../report/page.rst", category="Augmentations",
                subcategory="Tables", labels={"output": "census", "kind": "table", "scale": SCALE}),
     params:
         code=code("report/pages.py"),
@@ -317,7 +317,7 @@ rule report_census:
                                                      "backbone": CENSUS_BACKBONE}}),
         scale=SCALE,
     log:
-        W.log("census_page"),
+        W.paths.log("census_page"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -330,11 +330,11 @@ if W.leaderboards:
     rule report_leaderboard:
         input:
             spec=LEADERBOARD_SPEC,
-            csv=W.pattern("board_table", ext="csv"),
-            png=W.pattern("board_figure", ext="png"),
+            csv=W.paths.pattern("board_table", ext="csv"),
+            png=W.paths.pattern("board_figure", ext="png"),
             results=lambda w: W.leaderboard_targets(_board_backbone(w)),
         output:
-            report(W.pattern("board_page"), caption="../report/page.rst", category="Leaderboard",
+            report(W.paths.pattern("board_page"), caption="../report/page.rst", category="Leaderboard",
                    subcategory="Tables", labels=lambda w: {"output": w.board, "kind": "table", "scale": SCALE}),
         wildcard_constraints:
             board=BOARDS,
@@ -344,7 +344,7 @@ if W.leaderboards:
             inputs=lambda w, input: json.dumps({"results": list(input.results), "meta": _board_meta(w)}),
             scale=SCALE,
         log:
-            W.log("board_page"),
+            W.paths.log("board_page"),
         conda:
             "../envs/base.yaml"
         shell:

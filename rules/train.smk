@@ -5,7 +5,7 @@
 
 rule backbone:
     output:
-        directory(W.pattern("backbone")),
+        directory(W.paths.pattern("backbone")),
     params:
         code=code("models/backbones.py"),
         # the entry as built (where its pin was read is no part of it: a new source rebuilds nothing)
@@ -14,7 +14,7 @@ rule backbone:
     message:
         "backbone {wildcards.backbone}"
     log:
-        W.log("backbone"),
+        W.paths.log("backbone"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -26,16 +26,16 @@ rule nli_triplets:
     """NLI (premise, entailment, contradiction) triplets of the nli training source (AugCSE Tables 2, 14):
     `<set>.csv`, or `<set>.as_<other>.csv` sampled down to the other set's size."""
     input:
-        data=lambda w: W.triplets_inputs(w.name),
+        data=lambda w: W.paths.triplets_inputs(w.name),
     output:
-        csv=W.pattern("triplets"),
-        stats=W.pattern("triplets_stats"),
+        csv=W.paths.pattern("triplets"),
+        stats=W.paths.pattern("triplets_stats"),
     params:
         code=code("data/triplets.py"),
         sets=lambda w: " --sample-as ".join(w.name.split(".as_")),   # <set> [--sample-as <other set>]
         data=lambda w: data_root(w.origin),
     log:
-        W.log("triplets"),
+        W.paths.log("triplets"),
     conda:
         "../envs/base.yaml"
     shell:
@@ -49,7 +49,7 @@ rule tokenize_corpus:
         texts=lambda w: corpus_file(w.corpus),
         backbone=lambda w: backbone_dir(w.backbone),
     output:
-        W.pattern("corpus_tokens"),
+        W.paths.pattern("corpus_tokens"),
     params:
         code=code("models/tokens.py"),
         args=_tokenize_args,
@@ -57,7 +57,7 @@ rule tokenize_corpus:
         corpus=r"[^/]+",
         key=r"len\d+[^/]*",
     log:
-        W.log("corpus_tokens"),
+        W.paths.log("corpus_tokens"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -71,7 +71,7 @@ rule tokenize_cache:
         texts=lambda w: cache_file(w.augmentation, w.seed, w.corpus),
         backbone=lambda w: backbone_dir(w.backbone),
     output:
-        W.pattern("cache_tokens"),
+        W.paths.pattern("cache_tokens"),
     params:
         code=code("models/tokens.py"),
         args=_tokenize_args,
@@ -80,7 +80,7 @@ rule tokenize_cache:
         key=r"len\d+[^/]*",
         augmentation=r"[^/]+",
     log:
-        W.log("cache_tokens"),
+        W.paths.log("cache_tokens"),
     conda:
         "../envs/train.yaml"
     shell:
@@ -90,17 +90,17 @@ rule tokenize_cache:
 
 rule train:
     input:
-        corpus=lambda w: W.train_corpus(run_spec(w)),
+        corpus=lambda w: W.paths.train_corpus(run_spec(w)),
         positives=_positives,
         index=_index,
         tokens=_tokens,
         backbone=lambda w: backbone_dir(w.backbone),
-        dev=lambda w: W.dev_data(run_spec(w)),   # STS-B dev (CNSD dev for a Chinese backbone)
+        dev=lambda w: W.paths.dev_data(run_spec(w)),   # STS-B dev (CNSD dev for a Chinese backbone)
     output:
-        directory(W.pattern("run")),
+        directory(W.paths.pattern("run")),
     params:
         code=_train_code,
-        spec=lambda w: W.spec_file(w.paper, w.backbone, w.method, w.seed),   # results/specs/<digest>.json
+        spec=lambda w: W.paths.spec_file(run_spec(w)),   # results/specs/<digest>.json
         modules=_train_modules,
         positives=lambda w, input: f"--positives {input.positives}" if input.positives else "",
         index=lambda w, input: f"--index {input.index}" if input.index else "",
@@ -116,7 +116,7 @@ rule train:
     message:
         "train {wildcards.method} on {wildcards.backbone}, seed {wildcards.seed} ({wildcards.paper})"
     log:
-        W.log("run"),
+        W.paths.log("run"),
     conda:
         "../envs/train.yaml"
     shell:

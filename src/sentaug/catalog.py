@@ -40,21 +40,23 @@ def output_state(target: Path) -> str:
 def table_rows(wf) -> list[dict]:
     """Every paper table, the leaderboards and the configuration's comparisons."""
     rows = [{"name": f"{p}/{t}", "what": spec.get("caption", ""),
-             "path": wf.path("table", paper=p, table=t, ext="tex")}
+             "path": wf.paths.path("table", paper=p, table=t, ext="tex")}
             for p, paper in wf.papers.items() for t, spec in paper.get("tables", {}).items()]
     rows += [{"name": board, "what": f"leaderboard on {backbone}",
-              "path": wf.path("board_table", board=board, ext="tex")} for board, backbone in wf.leaderboards.items()]
+              "path": wf.paths.path("board_table", board=board, ext="tex")}
+             for board, backbone in wf.leaderboards.items()]
     rows += [{"name": f"compare/{name}", "what": "your comparison (config key comparisons)",
-              "path": wf.path("comparison", name=name, ext="tex")} for name in wf.comparisons]
+              "path": wf.paths.path("comparison", name=name, ext="tex")} for name in wf.comparisons]
     return [{**r, "built": output_state(Path(r["path"]))} for r in rows]
 
 
 def figure_rows(wf) -> list[dict]:
     rows = [{"name": f"{p}/{f}", "what": spec.get("caption", ""),
-             "path": wf.path("figure", paper=p, figure=f, ext="pdf")} for p, paper in wf.papers.items()
+             "path": wf.paths.path("figure", paper=p, figure=f, ext="pdf")} for p, paper in wf.papers.items()
             for f, spec in paper.get("figures", {}).items()]
     rows += [{"name": board, "what": f"leaderboard on {backbone}",
-              "path": wf.path("board_figure", board=board, ext="pdf")} for board, backbone in wf.leaderboards.items()]
+              "path": wf.paths.path("board_figure", board=board, ext="pdf")}
+             for board, backbone in wf.leaderboards.items()]
     return [{**r, "built": output_state(Path(r["path"]))} for r in rows]
 
 
@@ -66,8 +68,8 @@ def method_rows(wf) -> list[dict]:
     """Every declared method: what it trains with, where its runs go, and the scales it has runs at (a run is
     built when its folder holds train_summary.json; variants `<method>~key=value` count with their method)."""
     runs: dict[str, dict[str, int]] = {}
-    for run in wf.found("run"):
-        if not run["seed"].isdigit() or not Path(wf.path("run", **run), "train_summary.json").is_file():
+    for run in wf.paths.found("run"):
+        if not run["seed"].isdigit() or not Path(wf.paths.path("run", **run), "train_summary.json").is_file():
             continue        # <run>.partial: an unfinished run
         method = run["method"].split("~")[0]
         runs.setdefault(method, {}).setdefault(run["scale"], 0)
@@ -81,7 +83,7 @@ def method_rows(wf) -> list[dict]:
             what += f"; negatives: {negatives.get('source')}"
         what += "".join(f"; +{o['name']}" for o in method.get("objectives") or [])   # {name: ..., weight: ...}
         rows.append({"name": name, "what": what,
-                     "path": wf.path("run", scale="<scale>", paper="<paper>", backbone="<backbone>", method=name,
+                     "path": wf.paths.path("run", scale="<scale>", paper="<paper>", backbone="<backbone>", method=name,
                                      seed="<S>"),
                      "built": _scales_of(runs.get(name, {}))})
     return rows
@@ -103,10 +105,10 @@ def augmentation_rows(wf) -> list[dict]:
     for name, declared in wf.config["augmentations"].items():
         used.add(declared["op"])
         built = sorted({f"{'/'.join(corpora.get(c['corpus'], ['?']))} ({c['corpus']})"
-                        for c in wf.found("cache", augmentation=name)})
+                        for c in wf.paths.found("cache", augmentation=name)})
         params = ", ".join(f"{k}={v}" for k, v in declared.items() if k != "op")
         rows.append({"name": name, "what": declared["op"] + (f" ({params})" if params else ""),
-                     "path": wf.path("cache", corpus="<corpus>", augmentation=name, seed="<S>"),
+                     "path": wf.paths.path("cache", corpus="<corpus>", augmentation=name, seed="<S>"),
                      "built": ", ".join(built) or NOT_BUILT})
     for op in registry.names():
         if op not in used:

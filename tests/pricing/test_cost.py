@@ -76,7 +76,7 @@ def test_step_times_are_interpolated_in_tokens_and_held_or_scaled_outside(times)
     ("simcse~train.lowercase=true", "bert-base-uncased", 1.0, True),   # a SimCSE variant: SimCSE's step
 ])
 def test_method_overheads_compose_from_the_measured_features(times, paper, method, backbone, expected, measured):
-    spec = paper.train_spec(None, backbone, method, 42)
+    spec = paper.specs.train_spec(None, backbone, method, 42)
     ratio, basis = cost.method_overhead(times, spec, "bert-base/64")
     assert ratio == pytest.approx(expected) and (not basis) == measured
 
@@ -85,8 +85,8 @@ def test_a_runs_projection_is_steps_evaluations_checkpoints_and_start_up(times, 
     # SimCSE on BERT-base, wiki1m's 1,000,000 lines at batch 64: 15,625 steps of 20 ms, 125 dev evaluations
     # (0.4 s + a 0.5 s best-model write each: this table has no device copy of the best model), 3 checkpoints
     # (every 5,000 steps at paper scale) of 3 writes, 30 s to start
-    spec = paper.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)
-    p = cost.project_run(paper, spec, times, paper.config)
+    spec = paper.specs.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)
+    p = cost.project_run(paper.paths, spec, times, paper.config)
     assert p.steps == 15_625 and p.basis == ["training start-up estimated at 30 s (not measured on Test GPU)"]
     assert p.seconds == pytest.approx(30 + 15_625 * 0.020 + 125 * (0.4 + 0.5) + 3 * 3 * 0.5)   # 459.5 s
     assert cost.train_runtime_minutes(p) == math.ceil(1.5 * 459.5 / 60 + 10) == 22
@@ -99,26 +99,28 @@ def test_a_runs_projection_is_steps_evaluations_checkpoints_and_start_up(times, 
 def test_a_setting_measured_at_its_real_shape_replaces_the_extrapolation(times, paper):
     """A run whose step setting the table times (gpu_calibrate.py) is priced from it: no overhead factor, no
     basis; a measured start-up replaces the 30 s estimate. Settings differing only on the host share a key."""
-    spec = paper.run_spec("cards", "roberta-base", "cards", 42)
+    spec = paper.specs.run_spec("cards", "roberta-base", "cards", 42)
     key = cost.step_setting(spec)
     assert key == f"roberta-base/b{spec['batch_size']}/L32/retrieved1"
-    before = cost.project_run(paper, spec, times, paper.config)
+    before = cost.project_run(paper.paths, spec, times, paper.config)
     assert before.basis == ["cards's overhead measured at bert-base/64",      # 120 ms x 1.5: extrapolated
                             "training start-up estimated at 30 s (not measured on Test GPU)"]
     times.table["settings"] = {key: {"ms": 80.0}}
     times.table["startup"] = {"training_s": 12.0}
-    after = cost.project_run(paper, spec, times, paper.config)
+    after = cost.project_run(paper.paths, spec, times, paper.config)
     assert after.measured and after.steps == before.steps
     assert after.parts["step_ms"] == 80.0 and after.parts["startup"] == 12.0
     assert after.parts["steps"] == pytest.approx(after.steps * 0.080)
     # host-side variations (sampling mode, k, the switch probability) share the step; s negatives do not
-    variant = paper.run_spec("cards", "roberta-base", "cards_d_uniform~negatives.s=16", 42)
+    variant = paper.specs.run_spec("cards", "roberta-base", "cards_d_uniform~negatives.s=16", 42)
     assert cost.step_setting(variant) == key.replace("retrieved1", "retrieved16")
-    assert cost.step_setting(paper.run_spec("cards", "roberta-base", "simcse_switch_case~positive.p=0.1", 42)) == \
-        cost.step_setting(paper.run_spec("cards", "roberta-base", "simcse", 42))
-    vascl = paper.run_spec("vascl", "roberta-base", "vascl", 42)
+    switch_case = paper.specs.run_spec("cards", "roberta-base", "simcse_switch_case~positive.p=0.1", 42)
+    simcse = paper.specs.run_spec("cards", "roberta-base", "simcse", 42)
+    assert cost.step_setting(switch_case) == cost.step_setting(simcse)
+    vascl = paper.specs.run_spec("vascl", "roberta-base", "vascl", 42)
     assert cost.step_setting(vascl).endswith("/virtual_augmentation+nt_xent")
-    assert cost.step_setting(paper.run_spec("clear", "roberta-base", "clear_double_mlm", 42)).endswith("/mlmx2+none")
+    double_mlm = paper.specs.run_spec("clear", "roberta-base", "clear_double_mlm", 42)
+    assert cost.step_setting(double_mlm).endswith("/mlmx2+none")
 
 
 def test_a_runs_steps_are_its_max_steps_or_its_epochs_of_batches():
@@ -201,8 +203,8 @@ def test_glue_and_evaluations_are_priced_from_their_own_measurements(times, pape
     # the index embeds in fp32: the STS-B dev evaluation's rate (0.1 ms a sentence), with the measured start-up
     index = cost.project_index(times, bert, "wiki1m_head")
     assert index.seconds == pytest.approx(8 + 11_914 * 0.0001 + 60 * (11_914 / 1e6) ** 2)
-    spec = paper.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)
-    assert cost.project_run(paper, spec, times, paper.config).parts["startup"] == cost.STARTUP_S
+    spec = paper.specs.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)
+    assert cost.project_run(paper.paths, spec, times, paper.config).parts["startup"] == cost.STARTUP_S
     assert times.scaled(2.0).glue_step(bert, True, 64).ms == 8.0      # the what-if speeds GLUE steps up too
     # without them: as before, and the basis says so
     for key in ("glue", "embedding", "startup"):
@@ -396,6 +398,18 @@ def test_unknown_devices_are_refused_with_the_known_ones(capsys):
     assert {"a100", "h100", "h200"} <= set(err.split("valid: ")[1].strip().split(", "))
 
 
+def test_every_kind_of_work_on_a_gpu_is_priced_and_a_job_on_cpus_is_not(paper):
+    """sentaug.pricing.prices prices each `work` sentaug.workflow.jobs.RULES declares, and nothing else; a job on
+    CPUs falls in the bill's `cpu` column unpriced, and an undeclared rule is refused by name."""
+    from sentaug.pricing.prices import PRICES, price
+    from sentaug.workflow.jobs import RULES
+
+    assert {kind.work for kind in RULES.values() if kind.gpu} == set(PRICES)
+    assert price("table", paper, {"paper": "sda", "table": "table4"}, None) == ("cpu", None)
+    with pytest.raises(ValueError, match="rule 'finetune' is not declared"):
+        price("finetune", paper, {}, None)
+
+
 def test_a_training_job_asks_for_its_projected_runtime_unless_the_scale_sets_one(paper):
     h200 = StepTimes.load("h200").table
     ms, ev = h200["settings"]["bert-base-uncased/b64/L32/simcse"]["ms"], h200["evaluation"]
@@ -415,14 +429,14 @@ def test_a_training_job_asks_for_its_projected_runtime_unless_the_scale_sets_one
 
 
 def test_runs_sharing_a_gpu_ask_for_it_as_one_gres(paper):
-    assert paper.train_job_resources() == {"gpu": 1, "mem_mb": 32000}
+    assert paper.resources.train_job_resources() == {"gpu": 1, "mem_mb": 32000}
     cfg = copy.deepcopy(paper.config)
     cfg["scales"]["paper"]["runs_per_gpu"] = 4
     shared = Workflow(cfg, results="/nonexistent")
-    assert shared.train_job_resources() == {"mem_mb": 32000, "gres": "gpu:1", "gpu_runs": 1}
+    assert shared.resources.train_job_resources() == {"mem_mb": 32000, "gres": "gpu:1", "gpu_runs": 1}
     cfg["scales"]["paper"]["train_resources"]["gpu"] = 2
     with pytest.raises(ValueError, match="runs_per_gpu is 4: runs share a GPU only when each asks for one"):
-        Workflow(cfg, results="/nonexistent").train_job_resources()
+        Workflow(cfg, results="/nonexistent").resources.train_job_resources()
 
 
 @pytest.fixture
@@ -550,19 +564,19 @@ def test_runs_sharing_a_gpu_gain_only_what_was_measured_for_their_shape(paper):
     """The H200's one steady gain: 4 SimCSE runs of a 12 x 768 backbone at batch 64 and length 32 under MPS,
     x1.38; a run of that shape whose step does more (a retrieved negative), or of another batch, gains none."""
     h200 = StepTimes.load("h200")
-    gain = lambda backbone, method, k=4: cost.sharing_gain(h200, paper.config, paper.run_spec(        # noqa: E731
+    gain = lambda backbone, method, k=4: cost.sharing_gain(h200, paper.config, paper.specs.run_spec(        # noqa: E731
         "leaderboard" if backbone != "roberta-base" else "cards", backbone, method, 42), k)[0]
-    assert paper.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)["batch_size"] == 64
+    assert paper.specs.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)["batch_size"] == 64
     assert gain("bert-base-uncased", "simcse") == 1.38 and gain("bert-base-uncased", "simcse", 2) == 1.0
     assert gain("bert-base-uncased", "simcse", 1) == 1.0
     assert gain("bert-base-uncased", "simcse_retrieval") == 1.0
-    spec = paper.run_spec("cards", "roberta-base", "cards", 42)
+    spec = paper.specs.run_spec("cards", "roberta-base", "cards", 42)
     assert spec["batch_size"] != 64 and gain("roberta-base", "cards") == 1.0
     cfg = copy.deepcopy(paper.config)
     cfg["scales"]["paper"]["runs_per_gpu"] = 4
     shared = Workflow(cfg, results="/nonexistent")
-    projection = cost.project_run(shared, shared.run_spec("leaderboard", "bert-base-uncased", "simcse", 42), h200,
-                                  cfg)
+    spec = shared.specs.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)
+    projection = cost.project_run(shared.paths, spec, h200, cfg)
     assert Runtimes(shared).train("leaderboard", "bert-base-uncased", "simcse", 42) == \
         cost.train_runtime_minutes(projection, 4, 1.38)
 

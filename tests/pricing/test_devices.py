@@ -53,8 +53,8 @@ def test_a_simcse_run_on_an_a100_by_hand(paper):
     dev = by_hand(ev["dev_ms"], None, A100) + ev["best_snapshot_ms"] * 4.8 / 2.039
     seconds = (h200["startup"]["training_s"] + 15_625 * step / 1000 + 125 * dev / 1000 + ev["best_write_ms"] / 1000
                + 3 * ev["checkpoint_ms"] / 1000)
-    spec = paper.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)
-    p = cost.project_run(paper, spec, a100, paper.config)
+    spec = paper.specs.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)
+    p = cost.project_run(paper.paths, spec, a100, paper.config)
     assert p.steps == 15_625 and p.seconds == pytest.approx(seconds, rel=1e-4)
     # every figure it is priced from says it is calibrated, none that it was measured on the A100
     assert all(s.calibrated == "h200" for _, _, sources in p.pieces for s in sources or [])
@@ -127,8 +127,8 @@ def test_speedup_scales_the_training_glue_and_evaluation_hours(paper):
     h200 = load("h200")
     fast = h200.scaled(2.0)
     ev = h200.table["evaluation"]
-    spec = paper.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)
-    run, run2 = (cost.project_run(paper, spec, t, paper.config) for t in (h200, fast))
+    spec = paper.specs.run_spec("leaderboard", "bert-base-uncased", "simcse", 42)
+    run, run2 = (cost.project_run(paper.paths, spec, t, paper.config) for t in (h200, fast))
     device_s = 15_625 * 12.511 / 1000 + 125 * (ev["dev_ms"] + ev["best_snapshot_ms"]) / 1000
     assert run.seconds - run2.seconds == pytest.approx(device_s / 2)
     shape = cost.backbone_shape(paper.config, "roberta-base")

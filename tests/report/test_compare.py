@@ -45,7 +45,7 @@ def test_the_comparison_puts_the_configurations_rows_beside_simcse_and_the_five_
                                                  for s in (1, 2, 3)]
     assert ours["runs"] == [f"R/runs/demo/shared/tiny-bert/simcse_negation/seed{s}" for s in (1, 2, 3)]
     assert wf.comparison_outputs() == [f"R/tables/compare/negation.{ext}" for ext in ("tex", "csv", "md")]
-    spec = wf.run_spec("shared", "tiny-bert", "simcse_negation", 1)       # the method as the trainer gets it
+    spec = wf.specs.run_spec("shared", "tiny-bert", "simcse_negation", 1)       # the method as the trainer gets it
     assert spec["negatives"] == {"source": "cache", "augmentation": "negation", "changed_only": True,
                                  "settings": {"op": "negation"}}
     assert sc.method_caches(spec) == [("negation", 1)]

@@ -118,8 +118,8 @@ def test_quoted_rows_train_with_the_recipe_of_the_paper_they_come_from_and_say_s
     rows = wf.table_inputs("sda", "table4")
     assert rows["1"][0].startswith("results/eval/paper/simcse/bert-base-uncased/simcse/seed42/")
     assert rows["2"][0].startswith("results/eval/paper/sda/bert-base-uncased/sda_pi/seed42/")
-    quoted, sda = wf.run_spec("simcse", "bert-base-uncased", "simcse", 42), wf.run_spec("sda", "bert-base-uncased",
-                                                                                        "sda_pi", 42)
+    quoted = wf.specs.run_spec("simcse", "bert-base-uncased", "simcse", 42)
+    sda = wf.specs.run_spec("sda", "bert-base-uncased", "sda_pi", 42)
     assert (quoted["batch_size"], quoted["learning_rate"], quoted["eval_steps"]) == (64, 3.0e-5, 125)
     assert (sda["batch_size"], sda["learning_rate"], sda["eval_steps"]) == (128, 2.0e-5, 250)
     meta = wf.table_meta("augcse", "table5")
@@ -150,7 +150,7 @@ def test_a_row_naming_an_unknown_recipe_is_an_error(config, tmp_path):
 def test_describe_spec_names_the_runs_section_of_the_page(wf, tmp_path):
     from sentaug.report.describe import describe_spec_cli
 
-    spec = wf.run_spec("cards", "roberta-base", "cards", 42)
+    spec = wf.specs.run_spec("cards", "roberta-base", "cards", 42)
     record = describe_spec_cli(spec, str(tmp_path / "spec.json"), "cards")
     assert record["fidelity"] == "docs/fidelity.md#cards-roberta-base"
     assert json.loads((tmp_path / "spec.json").read_text())["fidelity"] == record["fidelity"]

@@ -189,10 +189,10 @@ def test_sda_figure2_demo_runs_are_the_declared_variants(shipped_config):
     a, b = wf.figure_points("sda", "figure2")
     assert sorted({p["method"] for p in a if p["series"] == "PI"}) == ["sda_pi", "sda_pi~positive.proportion=0.5"]
     assert sorted({p["method"] for p in b if p["series"] == "SimCSE"}) == ["simcse", "simcse~train.dropout=0.0"]
-    spec = wf.run_spec("shared", "tiny-roberta", "sda_pi~positive.proportion=0.5", 1)
+    spec = wf.specs.run_spec("shared", "tiny-roberta", "sda_pi~positive.proportion=0.5", 1)
     assert spec["positive"] == {"source": "cache", "augmentation": "sda_pi", "proportion": 0.5,
                                 "op": "punctuation_insertion"}
-    assert wf.run_spec("shared", "tiny-roberta", "simcse~train.dropout=0.0", 1)["dropout"] == 0.0
+    assert wf.specs.run_spec("shared", "tiny-roberta", "simcse~train.dropout=0.0", 1)["dropout"] == 0.0
 
 
 def _drawn_sweep(panel: dict, records: list[dict], height: float = 4.2):

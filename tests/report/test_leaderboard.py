@@ -106,7 +106,7 @@ def test_every_row_trains_on_the_same_backbone_and_the_boards_seeds(cfg, tmp_pat
     paper = Workflow({**cfg, "scale": "paper"}, results="R")
     assert paper.leaderboard_points("roberta-base")[1]["runs"][0] == \
         "R/runs/paper/leaderboard/roberta-base/sda_pi/seed42"
-    spec = paper.run_spec("leaderboard", "roberta-base", "sda_pi", 42)
+    spec = paper.specs.run_spec("leaderboard", "roberta-base", "sda_pi", 42)
     assert (spec["batch_size"], spec["learning_rate"]) == (512, 1.0e-5)
 
 

@@ -120,8 +120,8 @@ def test_nli_methods_resolve_their_triplet_files_per_scale():
 
     wf = Workflow({**CONFIG, "scale": "demo"}, papers={})
     s = spec("simcse_sup~positive.sample_as=anli", "demo")
-    assert wf.train_corpus(s) == "results/nli/demo/snli.as_anli_devtest.csv"
-    assert wf.triplets_inputs("snli.as_anli_devtest") == ["results/data/demo/nli/anli",
+    assert wf.paths.train_corpus(s) == "results/nli/demo/snli.as_anli_devtest.csv"
+    assert wf.paths.triplets_inputs("snli.as_anli_devtest") == ["results/data/demo/nli/anli",
                                                           "results/data/demo/nli/snli_senteval"]
 
 

@@ -60,7 +60,7 @@ def test_every_job_kind_asks_for_its_node_and_its_projected_time_at_paper_scale(
         res = job.resources
         asks = (res["slurm_partition"], res.get("gpu"), res.get("gres"))
         if RULES[job.rule].gpu:     # its projection in a process of its own (it may be the one that loads its model)
-            projected = train_runtime_minutes(price(job.rule, bill.paths, job.wildcards, bill.times)[1])
+            projected = train_runtime_minutes(price(job.rule, bill.workflow, job.wildcards, bill.times)[1])
             assert (res["runtime"], asks) == (projected, ("gpu", 1, None) if job.rule in ("train", "index")
                                               else ("gpu", None, "gpu:1")), job.key
         else:

@@ -13,25 +13,27 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_suites_read_the_scales_own_data(cfg):
     demo = Workflow({**cfg, "scale": "demo"}, results="R")
     small = Workflow({**cfg, "scale": "small"}, results="R")
-    assert demo.suite_data("transfer") == ["R/data/demo/transfer"]
-    assert small.suite_data("clustering") == ["R/data/official/clustering"]
+    assert demo.evaluations.suite_data("transfer") == ["R/data/demo/transfer"]
+    assert small.evaluations.suite_data("clustering") == ["R/data/official/clustering"]
     # the analysis suite also reads SNLI pairs (VaSCL Figure 2b)
-    assert demo.suite_data("analysis") == ["R/data/demo/sts", "R/data/demo/clustering", "R/data/demo/nli/snli_senteval"]
-    assert demo.suite_data("intent", origin="official") == ["R/data/official/intent"]
-    assert demo.pretrained_suite_eval("tiny-bert", "transfer", "avg") == \
+    assert demo.evaluations.suite_data("analysis") == ["R/data/demo/sts", "R/data/demo/clustering",
+                                                        "R/data/demo/nli/snli_senteval"]
+    assert demo.evaluations.suite_data("intent", origin="official") == ["R/data/official/intent"]
+    assert demo.paths.pretrained_suite_eval("tiny-bert", "transfer", "avg") == \
         "R/eval/pretrained/demo/tiny-bert/transfer/avg.json"
     # GLUE: one folder per task; below paper scale only the tasks whose training sets are offline
-    assert demo.suite_data("glue") == [f"R/data/demo/glue/{t}" for t in
+    assert demo.evaluations.suite_data("glue") == [f"R/data/demo/glue/{t}" for t in
                                        ("CoLA", "SST-2", "MRPC", "RTE", "STS-B", "QQP", "QNLI", "MNLI")]
-    assert small.glue_tasks == ["CoLA", "SST-2", "MRPC", "RTE", "STS-B"]
-    assert small.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 100"
-    assert "--train-on-dev" not in demo.suite_args("glue")
+    assert small.evaluations.glue_tasks == ["CoLA", "SST-2", "MRPC", "RTE", "STS-B"]
+    assert small.evaluations.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 100"
+    assert "--train-on-dev" not in demo.evaluations.suite_args("glue")
     # AugCSE Table 15's triplet sets reach the nli suite at every scale (the demo's other flags do not hide them)
-    assert demo.suite_args("nli") == "--set nli=snli --set anli=anli_devtest"
-    assert demo.suite_args("intent") == "--iterations 200" and small.suite_args("intent") == ""
+    assert demo.evaluations.suite_args("nli") == "--set nli=snli --set anli=anli_devtest"
+    assert demo.evaluations.suite_args("intent") == "--iterations 200" and small.evaluations.suite_args("intent") == ""
     paper = Workflow({**cfg, "scale": "paper"}, results="R")
-    assert paper.suite_args("transfer") == "--mode test" and demo.suite_args("transfer") == "--mode fast"
-    assert paper.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B QQP QNLI MNLI"
+    assert paper.evaluations.suite_args("transfer") == "--mode test"
+    assert demo.evaluations.suite_args("transfer") == "--mode fast"
+    assert paper.evaluations.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B QQP QNLI MNLI"
 
 
 def test_every_suite_folder_is_a_data_source(cfg):
@@ -40,18 +42,18 @@ def test_every_suite_folder_is_a_data_source(cfg):
     for scale in ("demo", "small", "paper"):
         wf = Workflow({**cfg, "scale": scale}, results="R")
         for suite in SUITES:
-            for path in wf.suite_data(suite):
+            for path in wf.evaluations.suite_data(suite):
                 assert path.split("/", 3)[3] in folders, (scale, suite, path)
     assert {"transfer", "clustering", "intent", "cnsd", "nli/anli", "glue/MNLI"} <= set(data_folders())
 
 
 def test_train_spec_is_memoised_and_returned_as_a_copy(cfg):
     wf = Workflow({**cfg, "scale": "demo"}, results="R")
-    a = wf.run_spec("shared", "tiny-roberta", "cards~positive.p=0.2", 1)
+    a = wf.specs.run_spec("shared", "tiny-roberta", "cards~positive.p=0.2", 1)
     assert a == sc.train_spec(cfg | {"scale": "demo"}, None, "roberta-base", "cards~positive.p=0.2", 1)
     a["positive"]["p"] = 0.9                      # a caller's edit must not leak into the next answer
-    assert wf.run_spec("shared", "tiny-roberta", "cards~positive.p=0.2", 1)["positive"]["p"] == 0.2
-    assert len(wf._specs) == 1
+    assert wf.specs.run_spec("shared", "tiny-roberta", "cards~positive.p=0.2", 1)["positive"]["p"] == 0.2
+    assert len(wf.specs._specs) == 1
 
 
 def test_the_command_line_fetches_the_sources_of_each_suites_folders():

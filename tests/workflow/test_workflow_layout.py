@@ -1,5 +1,6 @@
 """Workflow resolution without Snakemake (sentaug.workflow): method variants, runs shared by the papers below
 paper scale, and the result files each table row reads."""
+import re
 from pathlib import Path
 
 import pytest
@@ -64,8 +65,8 @@ def test_bad_variants_name_the_setting(cfg, name, message):
 
 def test_runs_are_shared_by_the_papers_below_paper_scale(cfg):
     demo, paper = at_scale(cfg, "demo"), at_scale(cfg, "paper")
-    assert demo.run_dir("cards", "tiny-roberta", "simcse", 1) == "R/runs/demo/shared/tiny-roberta/simcse/seed1"
-    assert paper.run_dir("cards", "roberta-base", "simcse", 42) == "R/runs/paper/cards/roberta-base/simcse/seed42"
+    assert demo.paths.run_dir("cards", "tiny-roberta", "simcse", 1) == "R/runs/demo/shared/tiny-roberta/simcse/seed1"
+    assert paper.paths.run_dir("cards", "roberta-base", "simcse", 42) == "R/runs/paper/cards/roberta-base/simcse/seed42"
     # why sharing is sound: below paper scale no recipe applies, so every paper resolves the same spec
     specs = [sc.train_spec(cfg, demo.papers[p], "roberta-base", "simcse", 1, scale="demo") for p in cfg["papers"]]
     assert all(s == specs[0] for s in specs)
@@ -94,19 +95,20 @@ def test_table_inputs_follow_the_rows(cfg):
 
 def test_a_run_path_under_the_wrong_paper_component_is_refused(cfg):
     with pytest.raises(ValueError, match="live under R/runs/demo/shared/"):
-        at_scale(cfg, "demo").run_spec("sda", "tiny-bert", "simcse", 1)
+        at_scale(cfg, "demo").specs.run_spec("sda", "tiny-bert", "simcse", 1)
     with pytest.raises(ValueError, match="not under 'shared'"):
-        at_scale(cfg, "paper").run_spec("shared", "roberta-base", "simcse", 42)
-    assert at_scale(cfg, "paper").run_spec("cards", "roberta-base", "cards", 42)["learning_rate"] == 4.0e-5
+        at_scale(cfg, "paper").specs.run_spec("shared", "roberta-base", "simcse", 42)
+    assert at_scale(cfg, "paper").specs.run_spec("cards", "roberta-base", "cards", 42)["learning_rate"] == 4.0e-5
 
 
 def test_glue_runs_on_the_offline_train_sets_below_paper_scale(cfg):
     """No --train-on-dev at any scale: `scales.<scale>.glue_tasks` names the tasks whose training sets exist."""
     small, paper = at_scale(cfg, "small"), at_scale(cfg, "paper")
-    assert small.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 100"
-    assert paper.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B QQP QNLI MNLI"
-    assert "--train-on-dev" not in at_scale(cfg, "demo").suite_args("glue")
-    assert small.suite_args("transfer") == "--mode fast" and paper.suite_args("transfer") == "--mode test"
+    assert small.evaluations.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 100"
+    assert paper.evaluations.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B QQP QNLI MNLI"
+    assert "--train-on-dev" not in at_scale(cfg, "demo").evaluations.suite_args("glue")
+    assert small.evaluations.suite_args("transfer") == "--mode fast"
+    assert paper.evaluations.suite_args("transfer") == "--mode test"
     meta = small.table_meta("clear", "table1")
     assert meta["unbuilt_reason"] == ("not in scales.small.glue_tasks: their training sets are not available offline "
                                       "(glue/QQP/train.tsv, glue/QNLI/train.tsv, glue/MNLI/train.tsv)")
@@ -115,15 +117,15 @@ def test_glue_runs_on_the_offline_train_sets_below_paper_scale(cfg):
 
 def test_glue_settings_of_a_row_are_a_path_and_flags(cfg):
     wf = at_scale(cfg, "small")
-    opts = wf.glue_options({"switch_case": 0.1, "rdrop": 1})
+    opts = wf.evaluations.glue_options({"switch_case": 0.1, "rdrop": 1})
     assert opts == "rdrop=1.0~switch_case=0.1"                  # fixed order, floats
-    assert wf.glue_option_args(opts) == "--rdrop 1.0 --switch-case 0.1"
-    assert wf.pretrained_glue_eval("tiny-roberta-bpe", "cls_before_pooler", {"rdrop": 1.0}) == \
+    assert wf.evaluations.glue_option_args(opts) == "--rdrop 1.0 --switch-case 0.1"
+    assert wf.evaluations.pretrained_glue_eval("tiny-roberta-bpe", "cls_before_pooler", {"rdrop": 1.0}) == \
         "R/eval/pretrained/official/tiny-roberta-bpe/glue~rdrop=1.0/cls_before_pooler.json"
-    assert wf.pretrained_glue_eval("tiny-roberta-bpe", "cls_before_pooler") == \
+    assert wf.evaluations.pretrained_glue_eval("tiny-roberta-bpe", "cls_before_pooler") == \
         "R/eval/pretrained/official/tiny-roberta-bpe/glue/cls_before_pooler.json"
     with pytest.raises(ValueError, match="unknown GLUE setting 'alpha'"):
-        wf.glue_options({"alpha": 1})
+        wf.evaluations.glue_options({"alpha": 1})
     rows = wf.table_inputs("cards", "table6")                   # DeBERTa-1.5B's stand-in, three settings
     assert [r[0].split("/")[-2] for r in rows.values()] == ["glue", "glue~rdrop=1.0", "glue~rdrop=1.0~switch_case=0.1"]
     assert wf.table_inputs("clear", "table3")["0"] == \
@@ -145,16 +147,16 @@ def test_a_glue_recipe_is_a_path_component_and_its_settings_the_flag(cfg):
     from sentaug.workflow.evaluations import run_evaluation
 
     wf = at_scale(cfg, "paper")
-    flags = shlex.split(wf.evaluation_args(run_evaluation("glue~recipe=roberta")))
+    flags = shlex.split(wf.evaluations.evaluation_args(run_evaluation("glue~recipe=roberta")))
     assert flags[:2] == ["--tasks", "CoLA"] and flags[-2] == "--recipe"
     recipe = json.loads(flags[-1])
     assert recipe["tasks"]["RTE"] == {"learning_rate": 2.0e-5, "batch_size": 16} and recipe["all"]["epochs"] == 10
     assert "source" not in recipe
-    cards = json.loads(shlex.split(wf.glue_option_args("rdrop=1.0~recipe=cards"))[-1])
+    cards = json.loads(shlex.split(wf.evaluations.glue_option_args("rdrop=1.0~recipe=cards"))[-1])
     assert {t: s["epochs"] for t, s in cards["tasks"].items()} == {
         "MNLI": 4, "QNLI": 4, "QQP": 4, "SST-2": 4, "RTE": 20, "MRPC": 20, "CoLA": 20, "STS-B": 20}
     with pytest.raises(ValueError, match="unknown GLUE recipe 'robrta'"):
-        wf.glue_option_args("recipe=robrta")
+        wf.evaluations.glue_option_args("recipe=robrta")
 
 
 def test_lowercase_rows_and_stand_ins_of_the_large_backbones(cfg):
@@ -192,7 +194,7 @@ def test_lowercase_rows_and_stand_ins_of_the_large_backbones(cfg):
         caption(wf.papers["augcse"], "figure6", "demo", wf.figure_meta("augcse", "figure6"))
     # at paper scale RoBERTa-large is itself, with CARDS's recipe for it
     paper = at_scale(cfg, "paper")
-    assert paper.run_spec("cards", "roberta-large", "simcse", 42)["learning_rate"] == 7.5e-6
+    assert paper.specs.run_spec("cards", "roberta-large", "simcse", 42)["learning_rate"] == 7.5e-6
 
 
 def test_chinese_runs_train_on_the_chinese_corpus_and_the_table_is_skipped_without_its_resources(cfg, monkeypatch):
@@ -208,8 +210,9 @@ def test_chinese_runs_train_on_the_chinese_corpus_and_the_table_is_skipped_witho
     with pytest.raises(sc.ConfigError, match="needs 'scales.demo.corpus_zh'"):
         sc.train_spec(cfg, None, "chinese-roberta-wwm-ext", "simcse", 1, scale="demo")
     paper, small, demo = at_scale(cfg, "paper"), at_scale(cfg, "small"), at_scale(cfg, "demo")
-    assert paper.spacy_model("simclue") == "zh_core_web_sm" and paper.spacy_model("wiki1m") == "en_core_web_sm"
-    assert paper.dev_data(spec) == "R/data/official/cnsd"
+    assert paper.paths.spacy_model("simclue") == "zh_core_web_sm"
+    assert paper.paths.spacy_model("wiki1m") == "en_core_web_sm"
+    assert paper.paths.dev_data(spec) == "R/data/official/cnsd"
     assert paper.missing_resources("sda", "table5") == []        # fetched at paper scale
     assert paper.table_inputs("sda", "table5")["2"] == \
         [f"R/eval/paper/sda/chinese-roberta-wwm-ext/sda_pi~positive.augmentation=sda_pi_zh/seed{s}/cnsd.json"
@@ -244,38 +247,78 @@ def test_local_runs_drop_the_job_rate_limit_and_cluster_runs_keep_it():
     assert not drop_local_job_rate_limit(cluster) and cluster.scheduler.job_rate_limiter is limiter
 
 
+def test_every_log_is_named_beside_its_output_and_no_rule_writes_one_by_hand(cfg):
+    """A rule's log is Paths.log of its output's name (LOGS, keyed as PATTERNS), under <results>/logs with the
+    scale filled in and the other fields left as wildcards, each a field of its output (Snakemake's rule: a log
+    takes the output's wildcards); no rule file or the Snakefile writes a log path of its own."""
+    from sentaug.workflow.paths import LOGS, PATTERNS
+
+    paper = at_scale(cfg, "paper")
+    assert paper.paths.log("run") == "R/logs/train/paper/{paper}/{backbone}/{method}/seed{seed}.log"
+    assert paper.paths.log("pretrained_augmentation_analysis") == \
+        "R/logs/analysis/augmentations/{set}/pretrained/{backbone}/{pooler}.log"
+    assert paper.paths.log("data_folder", folder="senteval") == "R/logs/download/{origin}/senteval.log"
+    assert paper.paths.log("data_slice", origin="official-test") == "R/logs/download/official-test/{folder}.slice.log"
+    assert paper.paths.log("describe", what="spec") == "R/logs/describe/paper/{paper}/{backbone}/{method}/spec.log"
+    fields = lambda pattern: set(re.findall(r"{(\w+)}", pattern)) - {"R"}      # noqa: E731
+    for kind in set(LOGS) & set(PATTERNS):
+        assert fields(LOGS[kind]) <= fields(PATTERNS[kind]), kind
+    assert set(LOGS) - set(PATTERNS) == {"data_slice", "job_server"}
+    by_hand = [f"{f.name}: {line.strip()}" for f in [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk"))]
+               for line in f.read_text(encoding="utf-8").splitlines() if "logs/" in line]
+    assert by_hand == []
+
+
+def test_what_a_job_asks_for_follows_its_rules_kind(cfg):
+    """JobResources.job_resources by the kind sentaug.workflow.jobs.RULES declares: at a scale on GPUs a training
+    run asks for the training resources, an index for a GPU of its own, an evaluation for one a SLURM group shares
+    (`gres`), each with the runtime it is given, on the GPU partition; a CPU job for nothing; below such a scale only
+    training asks for anything (its memory, no GPU)."""
+    paper, demo = at_scale(cfg, "paper"), at_scale(cfg, "demo")
+    runtime = lambda wildcards: 7       # noqa: E731
+    assert paper.resources.job_resources("train") == {"gpu": 1, "mem_mb": 32000, "slurm_partition": "gpu"}
+    assert paper.resources.job_resources("index", runtime) == {"gpu": 1, "runtime": runtime, "slurm_partition": "gpu"}
+    for rule in ("evaluate_run", "augmentation_analysis_pretrained", "projection_run"):
+        assert paper.resources.job_resources(rule, runtime) == {"gres": "gpu:1", "runtime": runtime,
+                                                                "slurm_partition": "gpu"}, rule
+    assert paper.resources.job_resources("evaluate_pretrained") == {"gres": "gpu:1", "slurm_partition": "gpu"}
+    assert paper.resources.job_resources("table", runtime) == {}
+    assert demo.resources.job_resources("train") == {"gpu": 0, "mem_mb": demo.resources.train_resources()["mem_mb"]}
+    assert demo.resources.job_resources("evaluate_run", runtime) == demo.resources.job_resources("index") == {}
+
+
 def test_each_path_is_filled_in_or_left_as_wildcards_from_its_one_pattern(cfg, tmp_path):
     """Paths.path fills a pattern in, Paths.pattern leaves what it is not given as Snakemake wildcards (a rule's
     output), Paths.folder is the folder above, Paths.found lists what exists; the results as documented."""
     paper = at_scale(cfg, "paper")
-    assert paper.pattern("run") == "R/runs/paper/{paper}/{backbone}/{method}/seed{seed}"
-    assert paper.pattern("run_augmentation_analysis", corpus="wiki1m") == \
+    assert paper.paths.pattern("run") == "R/runs/paper/{paper}/{backbone}/{method}/seed{seed}"
+    assert paper.paths.pattern("run_augmentation_analysis", corpus="wiki1m") == \
         "R/analysis/augmentations/wiki1m/{set}/paper/{paper}/{backbone}/{method}/seed{seed}.json"
-    assert paper.pattern("data_folder", folder="sts") == "R/data/{origin}/sts"
-    assert (paper.folder("backbone"), paper.data_root(), paper.data_root("demo")) == \
+    assert paper.paths.pattern("data_folder", folder="sts") == "R/data/{origin}/sts"
+    assert (paper.paths.folder("backbone"), paper.paths.data_root(), paper.paths.data_root("demo")) == \
         ("R/backbones", "R/data/official", "R/data/demo")
     # a run's inputs: CARDS's retrieval index (its k and its eval pooler), CLEAR's token files with [DEL] added
-    cards = paper.run_spec("cards", "roberta-base", "cards", 42)
-    assert paper.index_file(cards, "roberta-base") == "R/index/wiki1m/roberta-base/cls_before_pooler/k64.npz"
-    clear = paper.run_spec("clear", "roberta-base", "clear_del_word", 42)
-    assert paper.run_tokens(clear, "roberta-base") == [
+    cards = paper.specs.run_spec("cards", "roberta-base", "cards", 42)
+    assert paper.paths.index_file(cards, "roberta-base") == "R/index/wiki1m/roberta-base/cls_before_pooler/k64.npz"
+    clear = paper.specs.run_spec("clear", "roberta-base", "clear_del_word", 42)
+    assert paper.paths.run_tokens(clear, "roberta-base") == [
         "R/tokens/wiki1m/roberta-base/len32-added-del/corpus.npz",
         "R/tokens/wiki1m/roberta-base/len32-added-del/clear_del_word/seed42.npz",
         "R/tokens/wiki1m/roberta-base/len32-added-del/clear_del_word/seed142.npz"]
     # supervised SimCSE trains on NLI triplets, tokenized per batch: no token files, the triplet file as corpus
-    sup = paper.run_spec("augcse", "bert-base-uncased", "simcse_sup", 42)
-    assert paper.run_tokens(sup, "bert-base-uncased") == []
-    assert paper.train_corpus(sup) == "R/nli/official/nli_for_simcse.csv"
+    sup = paper.specs.run_spec("augcse", "bert-base-uncased", "simcse_sup", 42)
+    assert paper.paths.run_tokens(sup, "bert-base-uncased") == []
+    assert paper.paths.train_corpus(sup) == "R/nli/official/nli_for_simcse.csv"
     with pytest.raises(ValueError, match=r"path 'cache' \(.*\) needs the field 'seed'"):
-        paper.path("cache", corpus="wiki1m", augmentation="sda_pi")
+        paper.paths.path("cache", corpus="wiki1m", augmentation="sda_pi")
     # what exists, at every scale unless one is given; an unfinished run's folder (seed1.partial) matches too
     wf = Workflow({**cfg, "scale": "demo"}, results=str(tmp_path))
     for run in ("demo/shared/tiny-bert/simcse/seed1", "paper/sda/bert-base-uncased/simcse/seed42",
                 "demo/shared/tiny-bert/simcse/seed2.partial"):
         (tmp_path / "runs" / run).mkdir(parents=True)
-    assert wf.found("run", method="simcse", seed=42) == [
+    assert wf.paths.found("run", method="simcse", seed=42) == [
         {"scale": "paper", "paper": "sda", "backbone": "bert-base-uncased"}]
-    assert [r["seed"] for r in wf.found("run", scale="demo")] == ["1", "2.partial"]
+    assert [r["seed"] for r in wf.paths.found("run", scale="demo")] == ["1", "2.partial"]
 
 
 def test_no_rule_writes_a_path_of_its_own():
@@ -324,11 +367,12 @@ def test_an_evaluations_flags_at_a_scale(cfg):
     from sentaug.workflow.evaluations import pretrained_evaluation, run_evaluation
 
     small = at_scale(cfg, "small")
-    assert small.evaluation_args(run_evaluation("sts_lowercase")) == "--lowercase"
-    assert small.evaluation_args(run_evaluation("sts.avg")) == ""
-    assert small.evaluation_args(pretrained_evaluation("glue~rdrop=1.0/cls")) == \
+    assert small.evaluations.evaluation_args(run_evaluation("sts_lowercase")) == "--lowercase"
+    assert small.evaluations.evaluation_args(run_evaluation("sts.avg")) == ""
+    assert small.evaluations.evaluation_args(pretrained_evaluation("glue~rdrop=1.0/cls")) == \
         "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 100 --rdrop 1.0"
-    assert at_scale(cfg, "paper").glue_max_steps() is None and at_scale(cfg, "demo").glue_max_steps() == 20
+    assert at_scale(cfg, "paper").evaluations.glue_max_steps() is None
+    assert at_scale(cfg, "demo").evaluations.glue_max_steps() == 20
 
 
 # Each scale's evaluation flags, from config.yaml's scales.<scale>.evaluate, augmentation_analysis_sample and
@@ -352,12 +396,13 @@ SCALE_FLAGS = {
 def test_each_scales_evaluation_flags_come_from_its_settings(cfg, scale):
     w, want = at_scale(cfg, scale), SCALE_FLAGS[scale]
     for suite in ("transfer", "analysis", "intent", "clustering"):
-        assert w.suite_args(suite) == want[suite], suite
-    assert w.suite_args("glue") == " ".join(filter(None, [f"--tasks {' '.join(w.glue_tasks)}", want["glue"]]))
-    assert w.glue_max_steps() == (int(want["glue"].split()[1]) if want["glue"] else None)
-    assert w.suite_args("sts") == w.suite_args("cola") == ""
-    assert w.augmentation_analysis_sample() == want["sample"]
-    assert w.hub_offline() is want["hub_offline"]
+        assert w.evaluations.suite_args(suite) == want[suite], suite
+    tasks = f"--tasks {' '.join(w.evaluations.glue_tasks)}"
+    assert w.evaluations.suite_args("glue") == " ".join(filter(None, [tasks, want["glue"]]))
+    assert w.evaluations.glue_max_steps() == (int(want["glue"].split()[1]) if want["glue"] else None)
+    assert w.evaluations.suite_args("sts") == w.evaluations.suite_args("cola") == ""
+    assert w.paths.augmentation_analysis_sample() == want["sample"]
+    assert w.paths.hub_offline() is want["hub_offline"]
 
 
 def test_a_scales_evaluation_options_are_its_configs_not_its_names(cfg):
@@ -366,15 +411,15 @@ def test_a_scales_evaluation_options_are_its_configs_not_its_names(cfg):
                                           "clustering": {"seeds": 3}}
     cfg["scales"]["paper"]["augmentation_analysis_sample"] = 99
     paper = at_scale(cfg, "paper")
-    assert paper.suite_args("glue").endswith("MNLI --max-steps 7 --max-seq-length 32")
-    assert paper.glue_max_steps() == 7 and paper.suite_args("clustering") == "--seeds 3"
-    assert paper.suite_args("transfer") == "" and paper.augmentation_analysis_sample() == 99
+    assert paper.evaluations.suite_args("glue").endswith("MNLI --max-steps 7 --max-seq-length 32")
+    assert paper.evaluations.glue_max_steps() == 7 and paper.evaluations.suite_args("clustering") == "--seeds 3"
+    assert paper.evaluations.suite_args("transfer") == "" and paper.paths.augmentation_analysis_sample() == 99
     del cfg["scales"]["paper"]["hub_offline"]
-    assert at_scale(cfg, "paper").hub_offline() is True      # not given: offline, the perplexity skipped at once
+    assert at_scale(cfg, "paper").paths.hub_offline() is True      # not given: offline, the perplexity skipped at once
     del cfg["scales"]["demo"]["evaluate"]
     demo = at_scale(cfg, "demo")
-    assert demo.suite_args("intent") == "" and demo.glue_max_steps() is None
-    assert demo.suite_args("nli") == "--set nli=snli --set anli=anli_devtest"
+    assert demo.evaluations.suite_args("intent") == "" and demo.evaluations.glue_max_steps() is None
+    assert demo.evaluations.suite_args("nli") == "--set nli=snli --set anli=anli_devtest"
 
 
 def test_every_rule_is_declared_on_a_gpu_or_on_cpus(tmp_path):

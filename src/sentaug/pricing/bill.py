@@ -1,9 +1,9 @@
 """`sentaug cost`: the bill of a set of targets before launch. Snakemake's dry run lists the targets' jobs
 (sentaug.workflow.planned: every job of their DAG, and those it would run), and every job of a rule on a GPU
 (sentaug.workflow.jobs declares which; sentaug.pricing.prices, how each is priced) is priced with `cost` on one
-device's step-time table: training runs, GLUE fine-tuning, evaluation suites, analyses and retrieval indexes. Jobs already
-built (Snakemake would not rerun them) are listed apart, with what their runs actually took (`train_seconds` in
-each run's train_summary.json).
+device's step-time table: training runs, GLUE fine-tuning, evaluation suites, analyses and retrieval indexes. Jobs
+already built (Snakemake would not rerun them) are listed apart, with what their runs actually took
+(`train_seconds` in each run's train_summary.json).
 
 At a scale on GPUs the evaluations of one model run in one process (sentaug.evaluate.service): the bill counts
 its start-up once per model, the model's first new job (by its key) starting it and the others as clients.
@@ -71,7 +71,7 @@ class Bill:
     runs_per_gpu: int = 1
     speedup: float = 1.0
     notes: list[str] = field(default_factory=list)
-    paths: object = None                        # the workflow's sentaug.workflow.Workflow
+    workflow: object = None                     # the workflow's sentaug.workflow.Workflow
 
     def total(self, keys, kind: str | None = None, built: bool | None = None) -> float:
         """Device-hours of the jobs `keys` (of one column, built or not), training runs with their gain of
@@ -215,7 +215,7 @@ def compute_bill(targets: list[str], scale: str | None = None, device: str | Non
         needed_by[target] = [job.key for job in needed]
         every.update({job.key: job for job in needed})
     startups = evaluation_startups(W, every.values(), new)
-    k = W.runs_per_gpu()
+    k = W.resources.runs_per_gpu()
     jobs = {}
     for key, job in every.items():
         kind, projection = price(job.rule, W, job.wildcards, times, startups.get(key, cost.OWN))
@@ -225,7 +225,7 @@ def compute_bill(targets: list[str], scale: str | None = None, device: str | Non
                             fits=fit_in_memory(projection, times))
         if kind == TRAIN and (k > 1 or sharing_gain is not None):
             w = job.wildcards
-            spec = W.run_spec(w["paper"], w["backbone"], w["method"], int(w["seed"]))
+            spec = W.specs.run_spec(w["paper"], w["backbone"], w["method"], int(w["seed"]))
             gain, source = cost.sharing_gain(times, W.config, spec, k) if sharing_gain is None else (1.0, None)
             jobs[key].gain, jobs[key].gain_source = (gain, source) if sharing_gain is None else (sharing_gain, None)
     notes = sharing_notes(jobs, k, times) if sharing_gain is None else []
@@ -254,7 +254,7 @@ def evaluation_startups(W, jobs, new: set[str]) -> dict[str, str]:
     at a scale on GPUs the jobs of a rule that names its model (jobs.JobKind.model) run their commands in the
     model's one process (sentaug.evaluate.service), whose start-up the model's first new job (by key) is
     counted with. Elsewhere every job starts its own process."""
-    if not W.on_gpus():
+    if not W.resources.on_gpus():
         return {}
     seen, out = set(), {}
     for job in sorted(jobs, key=lambda j: j.key):

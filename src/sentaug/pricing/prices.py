@@ -22,8 +22,8 @@ def _shape(workflow, w: dict) -> dict:
 
 
 def _train(workflow, w: dict, times, startup: str = cost.OWN):
-    spec = workflow.run_spec(w["paper"], w["backbone"], w["method"], int(w["seed"]))
-    return TRAIN, cost.project_run(workflow, spec, times, workflow.config)
+    spec = workflow.specs.run_spec(w["paper"], w["backbone"], w["method"], int(w["seed"]))
+    return TRAIN, cost.project_run(workflow.paths, spec, times, workflow.config)
 
 
 def _evaluation(name_to_evaluation: Callable[[str], Evaluation]) -> Callable:
@@ -31,9 +31,9 @@ def _evaluation(name_to_evaluation: Callable[[str], Evaluation]) -> Callable:
         evaluation = name_to_evaluation(w["evaluation"])
         if evaluation.suite == "glue":
             options = dict(item.partition("=")[::2] for item in evaluation.options.split("~") if item)
-            recipe = workflow.glue_recipe(options["recipe"]) if "recipe" in options else None
-            return GLUE, cost.project_glue(times, _shape(workflow, w), workflow.glue_tasks,
-                                           workflow.glue_max_steps(), "rdrop" in options, startup, recipe)
+            recipe = workflow.evaluations.glue_recipe(options["recipe"]) if "recipe" in options else None
+            return GLUE, cost.project_glue(times, _shape(workflow, w), workflow.evaluations.glue_tasks,
+                                           workflow.evaluations.glue_max_steps(), "rdrop" in options, startup, recipe)
         return EVAL, cost.project_suite(times, _shape(workflow, w), evaluation.suite, startup)
 
     return price
@@ -41,7 +41,7 @@ def _evaluation(name_to_evaluation: Callable[[str], Evaluation]) -> Callable:
 
 def _augmentation_analysis(workflow, w: dict, times, startup: str = cost.OWN):
     """Each changed pair embedded, and scored by GPT-2's perplexity (loaded in the same process)."""
-    n = 2 * workflow.augmentation_analysis_sample() * len(workflow.augmentation_set(w["set"]))
+    n = 2 * workflow.paths.augmentation_analysis_sample() * len(workflow.paths.augmentation_set(w["set"]))
     p = cost.project_embedding(times, _shape(workflow, w), n, ["sample size as an upper bound"], startup=startup)
     lm = cost.project_embedding(times, cost.workload()["shapes"]["gpt2"], n)
     lm_work = lm.seconds - lm.parts["startup"]
@@ -50,7 +50,7 @@ def _augmentation_analysis(workflow, w: dict, times, startup: str = cost.OWN):
 
 
 def _projection(workflow, w: dict, times, startup: str = cost.OWN):
-    n = 2 * int(w["sample"]) * len(workflow.projection_augmentations(w["augs"]))
+    n = 2 * int(w["sample"]) * len(workflow.paths.projection_augmentations(w["augs"]))
     return EVAL, cost.project_embedding(times, _shape(workflow, w), n, ["sample size as an upper bound"])
 
 

@@ -66,10 +66,10 @@ def provenance_note(provenance: dict) -> str | None:
 def report_data(bill: "Bill", paper: "Bill") -> dict:
     """The front page's data: `bill` is the build's (its scale), `paper` the paper scale's (the same bill when the
     build is at paper scale)."""
-    W = bill.paths
+    W = bill.workflow
     provenance = paper.provenance()
     return {"scale": bill.scale, "build": {**W.scale_meta(), "seeds": list(W.seeds)}, "papers": papers(W),
-            "bill_page": W.report_bill_page(),
+            "bill_page": W.paths.report_bill_page(),
             "projected": {"scale": paper.scale, "device": paper.times.device, "step_times": paper.times.name,
                           "calibrated": paper.times.calibrated,
                           "notes": [*paper.notes, *filter(None, [provenance_note(provenance)])],
@@ -80,6 +80,6 @@ def report_data(bill: "Bill", paper: "Bill") -> dict:
 
 
 def write_report_data(bill: "Bill", paper: "Bill") -> str:
-    path = bill.paths.report_bill_data_file()
+    path = bill.workflow.paths.report_bill_data_file()
     write_json(path, report_data(bill, paper))
     return path

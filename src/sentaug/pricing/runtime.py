@@ -35,10 +35,10 @@ class Runtimes:
         explicit = (W.S.get("train_resources") or {}).get("runtime")
         times = self.step_times()
         if explicit is not None or times is None:
-            return W.train_resources()["runtime"]
-        k = W.runs_per_gpu()
-        spec = W.run_spec(paper, backbone, method, seed)
-        projection = cost.project_run(W, spec, times, W.config)
+            return W.resources.train_resources()["runtime"]
+        k = W.resources.runs_per_gpu()
+        spec = W.specs.run_spec(paper, backbone, method, seed)
+        projection = cost.project_run(W.paths, spec, times, W.config)
         return cost.train_runtime_minutes(projection, k, cost.sharing_gain(times, W.config, spec, k)[0])
 
     def job(self, rule: str) -> Callable | None:

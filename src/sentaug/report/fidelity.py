@@ -266,7 +266,7 @@ def table_cells(config: dict, wf, fidelity: dict | None = None) -> tuple[list[di
     runs = paper_runs(wf)
     cells = []
     for run in runs:
-        spec = wf.run_spec(run.paper, run.backbone, run.method, run_seeds(wf, run)[0])
+        spec = wf.specs.run_spec(run.paper, run.backbone, run.method, run_seeds(wf, run)[0])
         for setting, ours in run_settings(spec, run_seeds(wf, run)).items():
             cells.append({"run": run, "setting": setting, "ours": ours, "shown": show(setting, ours, spec),
                           "rule": verdict_rule(fidelity["training"], run, setting)})

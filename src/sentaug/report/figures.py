@@ -62,7 +62,7 @@ def sweep_values(panel: dict, scale: str) -> list:
 
 
 def sweep_points(wf, paper: str, panel: dict) -> list[dict]:
-    bb = wf.stand_in(panel["backbone"])
+    bb = wf.specs.stand_in(panel["backbone"])
     x = panel["x"]
     defaults = {x["setting"]: x["declared"]} if "declared" in x else None
     metrics = _metrics(panel["y"]) + (_metrics(panel["y2"]) if "y2" in panel else [])
@@ -85,7 +85,7 @@ def sweep_points(wf, paper: str, panel: dict) -> list[dict]:
 
 
 def bar_points(wf, paper: str, panel: dict) -> list[dict]:
-    bb = wf.stand_in(panel["backbone"])
+    bb = wf.specs.stand_in(panel["backbone"])
     points = []
     for series in panel["series"]:
         reported = series.get("paper") or [None] * len(_metrics(panel["y"]))
@@ -194,8 +194,8 @@ def _draw_bars(ax, panel: dict, records: list[dict]) -> None:
 
 
 def token_pca_points(wf, paper: str, panel: dict) -> list[dict]:
-    backbone = wf.stand_in(panel["backbone"])
-    file = wf.token_pca_file(backbone)
+    backbone = wf.specs.stand_in(panel["backbone"])
+    file = wf.paths.token_pca_file(backbone)
     return [{"series": "tokens", "x": None, "metric": "token_pca", "method": f"pretrained:{backbone}",
              "files": [file], "targets": [file], "paper": None}]
 

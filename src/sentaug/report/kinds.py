@@ -62,13 +62,13 @@ def json_key(result: dict, column: str, row: dict) -> float:
 def _share_inputs(wf, paper: str, row: dict):
     augs = row["augmentation"]
     if isinstance(augs, list):
-        return {j: [wf.cache_stats(a, s) for s in wf.seeds] for j, a in enumerate(augs)}
-    return [wf.cache_stats(augs, s) for s in wf.seeds]
+        return {j: [wf.paths.cache_stats(a, s) for s in wf.seeds] for j, a in enumerate(augs)}
+    return [wf.paths.cache_stats(augs, s) for s in wf.seeds]
 
 
 def _sts_inputs(wf, paper: str, row: dict) -> list[str]:
     if "pretrained" in row:
-        return [wf.pretrained_eval(wf.stand_in(row["backbone"]), row["pretrained"])]
+        return [wf.paths.pretrained_eval(wf.specs.stand_in(row["backbone"]), row["pretrained"])]
     return [wf.row_sts_eval(paper, row, s) for s in wf.seeds]
 
 
@@ -91,10 +91,10 @@ def glue_cell(result: dict, column: str, metric: str) -> float | None:
 
 def _glue_kind(metric: str) -> TableKind:
     def inputs(wf, paper: str, row: dict) -> list[str]:
-        bb = wf.stand_in(row["backbone"])
+        bb = wf.specs.stand_in(row["backbone"])
         if "pretrained" in row:
-            return [wf.pretrained_glue_eval(bb, row["pretrained"], row.get("glue"))]
-        return [wf.run_glue_eval(paper, bb, row["method"], s, row.get("glue")) for s in wf.seeds]
+            return [wf.evaluations.pretrained_glue_eval(bb, row["pretrained"], row.get("glue"))]
+        return [wf.evaluations.run_glue_eval(paper, bb, row["method"], s, row.get("glue")) for s in wf.seeds]
 
     def cells(result: dict, columns: list[str], row: dict) -> dict:
         out = {c: glue_cell(result, c, metric) for c in columns if c != "avg"}
@@ -108,10 +108,10 @@ def _glue_kind(metric: str) -> TableKind:
 
 def _suite_kind(suite: str) -> TableKind:
     def inputs(wf, paper: str, row: dict) -> list[str]:
-        bb = wf.stand_in(row["backbone"])
+        bb = wf.specs.stand_in(row["backbone"])
         if "pretrained" in row:
-            return [wf.pretrained_suite_eval(bb, suite, row["pretrained"])]
-        return [wf.run_eval(paper, bb, row["method"], s, suite) for s in wf.seeds]
+            return [wf.paths.pretrained_suite_eval(bb, suite, row["pretrained"])]
+        return [wf.paths.run_eval(paper, bb, row["method"], s, suite) for s in wf.seeds]
 
     return TableKind(inputs, json_key)
 
@@ -132,7 +132,7 @@ def _get(result, path: str):
 
 
 def _row_backbone(wf, row: dict) -> str:
-    return wf.stand_in(row["backbone"])
+    return wf.specs.stand_in(row["backbone"])
 
 
 # -- metrics: each column a `<result>.<key path>` of a run (or a pre-trained backbone) ------------------------
@@ -143,8 +143,8 @@ def _metrics_inputs(wf, paper: str, row: dict) -> list:
     results = list(dict.fromkeys(c.split(".", 1)[0] for c in row["columns"]))
     if "pretrained" in row:
         return [{r: pretrained_metric_file(wf, bb, row["pretrained"], f"{r}.x")[0] for r in results}]
-    return [{r: wf.run_dir(paper, bb, row["method"], s) if r in RESULT_FILES
-             else wf.run_eval(paper, bb, row["method"], s, r) for r in results} for s in wf.seeds]
+    return [{r: wf.paths.run_dir(paper, bb, row["method"], s) if r in RESULT_FILES
+             else wf.paths.run_eval(paper, bb, row["method"], s, r) for r in results} for s in wf.seeds]
 
 
 def _metrics_value(result: dict, column: str, row: dict) -> float:
@@ -161,7 +161,7 @@ def _isomorphism_value(result: dict, column: str, row: dict) -> float:
 def _membership_inputs(wf, paper: str, row: dict) -> list:
     """AugCSE Table 3: the columns are methods; a cell is 1 when the row's augmentation is in its set."""
     bb = _row_backbone(wf, row)
-    return [{m: wf.describe_file(paper, bb, m, "spec") for m in row["columns"]}]
+    return [{m: wf.paths.describe_file(paper, bb, m, "spec") for m in row["columns"]}]
 
 
 def _membership_value(result: dict, column: str, row: dict) -> float:
@@ -170,7 +170,7 @@ def _membership_value(result: dict, column: str, row: dict) -> float:
 
 def _hyperparameter_inputs(wf, paper: str, row: dict) -> list:
     """AugCSE Tables 10-11: the columns are paper backbones; a cell is a key of that backbone's resolved spec."""
-    return [{b: wf.describe_file(paper, wf.stand_in(b), row["method"], "spec") for b in row["columns"]}]
+    return [{b: wf.paths.describe_file(paper, wf.specs.stand_in(b), row["method"], "spec") for b in row["columns"]}]
 
 
 def _hyperparameter_value(result: dict, column: str, row: dict) -> float:
@@ -186,7 +186,7 @@ KINDS: dict[str, TableKind] = {
                                     backbones=no_backbone),
     # CARDS Table 1: % of switched words per effect/direction (sentaug.augment.tokenization_effects)
     "tokenization_effects": TableKind(
-        lambda wf, paper, row: [wf.tokenization_effects_file()],
+        lambda wf, paper, row: [wf.paths.tokenization_effects_file()],
         lambda result, column, row: result["percent"][row["effect"]],
         backbones=lambda table: {"roberta-base"}),
     # the other suites: one result per model (STS and GLUE read theirs as above and below)
@@ -196,12 +196,12 @@ KINDS: dict[str, TableKind] = {
     "glue_cards": _glue_kind("score_cards"),
     # SDA Table 2: pairs per split of each STS task (`sentaug data-stats sts`); a row is a split
     "data_stats_sts": TableKind(
-        lambda wf, paper, row: [wf.data_stats_file("sts")],
+        lambda wf, paper, row: [wf.paths.data_stats_file("sts")],
         lambda result, column, row: result[column][row["split"]],
         backbones=no_backbone, uses_corpus=False),
     # VaSCL Table 4: N, mean words, classes, imbalance of each clustering set (`sentaug data-stats clustering`)
     "data_stats_clustering": TableKind(
-        lambda wf, paper, row: [wf.data_stats_file("clustering")],
+        lambda wf, paper, row: [wf.paths.data_stats_file("clustering")],
         lambda result, column, row: result[row["dataset"]][column],
         backbones=no_backbone, uses_corpus=False),
     # cells from several results of a row's run: columns `<result>.<key>` (sts.avg, transfer.avg, cola.accuracy,
@@ -216,7 +216,7 @@ KINDS: dict[str, TableKind] = {
                                  backbones=lambda table: set(table["columns"])),
     # AugCSE Table 13: parameters (millions) in training / at inference of the row's method and backbone
     "model_size": TableKind(
-        lambda wf, paper, row: [wf.describe_file(paper, _row_backbone(wf, row), row["method"], "model_size")],
+        lambda wf, paper, row: [wf.paths.describe_file(paper, _row_backbone(wf, row), row["method"], "model_size")],
         lambda result, column, row: result[column] / 1e6),
 }
 

@@ -30,15 +30,15 @@ from .sources import canonical_method, metric_file
 
 def _analysis_files(wf, paper: str, bb: str, series: dict, method: str, set_name: str, seeds) -> list[tuple]:
     if "pretrained" in series:
-        f = wf.pretrained_augmentation_analysis(set_name, bb, series["pretrained"])
+        f = wf.paths.pretrained_augmentation_analysis(set_name, bb, series["pretrained"])
         return [(f, f)]
-    return [(f, f) for f in (wf.run_augmentation_analysis(set_name, paper, bb, method, s) for s in seeds)]
+    return [(f, f) for f in (wf.paths.run_augmentation_analysis(set_name, paper, bb, method, s) for s in seeds)]
 
 
 def _kept_x(wf, panel: dict) -> tuple[list, str | None]:
     """The x values whose augmentations are all in the scale's list of the panel's set (and a note if some
     are left out)."""
-    allowed = set(wf.augmentation_set(panel["x"]["set"]))
+    allowed = set(wf.paths.augmentation_set(panel["x"]["set"]))
     maps = [s["augmentations"] for s in panel["series"] if "augmentations" in s]
     maps += [panel["y"]["cosine"]] if "cosine" in panel["y"] else []
     xs = panel["x"]["values"]
@@ -54,7 +54,7 @@ def _kept_x(wf, panel: dict) -> tuple[list, str | None]:
 
 
 def augmentation_sweep_points(wf, paper: str, panel: dict) -> list[dict]:
-    bb, seeds = wf.stand_in(panel["backbone"]), panel_seeds(wf, panel)
+    bb, seeds = wf.specs.stand_in(panel["backbone"]), panel_seeds(wf, panel)
     kept, note = _kept_x(wf, panel)
     notes = " ".join(n for n in (note, seed_note(wf, panel)) if n) or None
     y = panel["y"]
@@ -99,7 +99,7 @@ def draw_augmentation_sweep(ax, panel: dict, records: list[dict]) -> None:
 
 
 def augmentation_table_points(wf, paper: str, panel: dict) -> list[dict]:
-    bb, seeds = wf.stand_in(panel["backbone"]), panel_seeds(wf, panel)
+    bb, seeds = wf.specs.stand_in(panel["backbone"]), panel_seeds(wf, panel)
     augs, note = panel_augmentations(wf, panel)
     notes = " ".join(n for n in (note, seed_note(wf, panel)) if n) or None
     feat = panel.get("features") or {}
@@ -111,8 +111,8 @@ def augmentation_table_points(wf, paper: str, panel: dict) -> list[dict]:
             value = paper_row[j] if paper_row and paper_row[j] is not None else None
             paper_y = None if value is None else value * col.get("paper_scale", 1)
             if "feature" in col:
-                f = wf.pretrained_augmentation_analysis(panel["augmentations"], wf.stand_in(feat["backbone"]),
-                                                        feat["pooler"])
+                f = wf.paths.pretrained_augmentation_analysis(panel["augmentations"],
+                                                              wf.specs.stand_in(feat["backbone"]), feat["pooler"])
                 path = ["augmentations", f"{aug}/seed{wf.seeds[0]}", *col["feature"].split(".")]
                 points.append(value_point(col["label"], aug, col["feature"], f"pretrained:{feat['pooler']}",
                                           [(f, f)], [path], paper=paper_y, note=notes))

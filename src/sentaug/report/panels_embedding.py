@@ -103,7 +103,7 @@ def panel_augmentations(wf, panel: dict, subject: str = PANEL) -> tuple[list[str
     augs = panel["augmentations"]
     if not isinstance(augs, str):
         return list(augs), None
-    kept, full = wf.augmentation_set(augs), wf.config["augmentation_sets"][augs]["augmentations"]
+    kept, full = wf.paths.augmentation_set(augs), wf.config["augmentation_sets"][augs]["augmentations"]
     note = None
     if len(kept) < len(full):
         # the verb agrees with the count, so the subject may be one panel, several or "the projections"
@@ -116,7 +116,7 @@ def panel_augmentations(wf, panel: dict, subject: str = PANEL) -> tuple[list[str
 
 
 def result_curve_points(wf, paper: str, panel: dict) -> list[dict]:
-    bb, seeds = wf.stand_in(panel["backbone"]), panel_seeds(wf, panel)
+    bb, seeds = wf.specs.stand_in(panel["backbone"]), panel_seeds(wf, panel)
     points = []
     for series in panel["series"]:
         for x in panel["x"]["values"]:
@@ -161,7 +161,7 @@ RATIO_MAX = 3.0
 
 
 def nli_points(wf, paper: str, panel: dict) -> list[dict]:
-    bb, seeds = wf.stand_in(panel["backbone"]), panel_seeds(wf, panel)
+    bb, seeds = wf.specs.stand_in(panel["backbone"]), panel_seeds(wf, panel)
     points = []
     for series in panel["series"]:
         files = eval_files(wf, paper, bb, series, series.get("method"), "analysis.nli", seeds)
@@ -233,13 +233,13 @@ def draw_nli(ax, panel: dict, records: list[dict]) -> None:
 
 
 def projection_points(wf, paper: str, panel: dict) -> list[dict]:
-    bb, model = wf.stand_in(panel["backbone"]), panel["model"]
+    bb, model = wf.specs.stand_in(panel["backbone"]), panel["model"]
     method, sample = panel.get("projection", "pca"), int(panel.get("sample", 200))
     if "pretrained" in model:
-        f = wf.pretrained_projection(panel["augmentations"], method, sample, bb, model["pretrained"])
+        f = wf.paths.pretrained_projection(panel["augmentations"], method, sample, bb, model["pretrained"])
     else:
         # a model of another paper's (SimCSE's: `recipe: simcse`) is that paper's recipe's run
-        f = wf.run_projection(panel["augmentations"], method, sample, model.get("recipe") or paper, bb,
+        f = wf.paths.run_projection(panel["augmentations"], method, sample, model.get("recipe") or paper, bb,
                               model["method"], wf.seeds[0])
     note = None
     if panel["augmentations"] in (wf.config.get("augmentation_sets") or {}):
@@ -287,10 +287,10 @@ def draw_projection(ax, panel: dict, records: list[dict]) -> None:
 
 
 def training_curve_points(wf, paper: str, panel: dict) -> list[dict]:
-    bb, seeds = wf.stand_in(panel["backbone"]), panel_seeds(wf, panel)
+    bb, seeds = wf.specs.stand_in(panel["backbone"]), panel_seeds(wf, panel)
     points = []
     for series in panel["series"]:
-        runs = [wf.run_dir(paper, bb, series["method"], s) for s in seeds]
+        runs = [wf.paths.run_dir(paper, bb, series["method"], s) for s in seeds]
         points.append({"series": series["label"], "x": None, "metric": panel["y"]["part"],
                        "method": series["method"], "files": [f"{r}/train_log.jsonl" for r in runs],
                        "targets": runs, "note": seed_note(wf, panel)})

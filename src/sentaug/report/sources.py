@@ -17,20 +17,20 @@ def metric_file(wf, paper: str, backbone: str, method: str, seed: int, metric: s
     """(file to read, Snakemake target that makes it) for `metric` of a trained run."""
     result = metric.split(".", 1)[0]
     if result in RESULT_FILES:                       # a file inside the run folder (a directory output)
-        run = wf.run_dir(paper, backbone, method, seed)
+        run = wf.paths.run_dir(paper, backbone, method, seed)
         return f"{run}/{RESULT_FILES[result]}", run
-    path = wf.run_eval(paper, backbone, method, seed, result)
+    path = wf.paths.run_eval(paper, backbone, method, seed, result)
     return path, path
 
 
 def pretrained_metric_file(wf, backbone: str, pooler: str, metric: str) -> tuple[str, str]:
     result = metric.split(".", 1)[0]
     if result == "sts":
-        path = wf.pretrained_eval(backbone, pooler)
+        path = wf.paths.pretrained_eval(backbone, pooler)
     elif result in RESULT_FILES:
         raise ValueError(f"metric '{metric}': a pre-trained backbone has no training run")
     else:
-        path = wf.pretrained_suite_eval(backbone, result, pooler)
+        path = wf.paths.pretrained_suite_eval(backbone, result, pooler)
     return path, path
 
 

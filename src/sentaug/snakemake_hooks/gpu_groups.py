@@ -13,7 +13,7 @@ def share_gpus(workflow, runs_per_gpu: int, rule: str = "train"):
     * On a cluster (the main process): the rule's jobs form a group, `runs_per_gpu` of them per group
       (`--group-components <rule>=k`, unless given on the command line or in the profile): each group is one
       SLURM job. A group adds its jobs' numeric resources up; the GPU is the string resource `gres` instead
-      (sentaug.workflow.Paths.train_job_resources), so the SLURM job asks for one GPU, not k.
+      (sentaug.workflow.resources.JobResources.train_job_resources), so the SLURM job asks for one GPU, not k.
     * Inside that SLURM job (remote execution): the SLURM plugin starts Snakemake there with `--jobs 1` and its
       jobstep executor waits for each job's `srun` before it starts the next, and an `srun` step holds the
       job's GPU for itself (snakemake-executor-plugin-slurm#469): the k runs would run one after another.

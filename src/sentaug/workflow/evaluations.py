@@ -62,7 +62,12 @@ def _suite(suite: str, name: str) -> str:
 
 
 class Evaluations:
-    """The data each evaluation reads and the flags it is given at the workflow's scale (a part of `Workflow`)."""
+    """The data each evaluation reads and the flags it is given at the workflow's scale (a part of `Workflow`), and
+    the result files of GLUE's evaluations, among `paths` (the workflow's sentaug.workflow.paths.Paths)."""
+
+    def __init__(self, paths):
+        self.paths = paths
+        self.config, self.scale, self.S = paths.config, paths.scale, paths.S
 
     @property
     def glue_tasks(self) -> list[str]:
@@ -83,12 +88,12 @@ class Evaluations:
         """The names of the data folders a suite reads at this scale (`glue/CoLA`, `sts`, ...)."""
         folders = [f"glue/{t}" for t in self.glue_tasks] if suite == "glue" else list(SUITES[suite])
         if suite == "nli":      # the isomorphism part reads the scale's triplet sets (AugCSE Table 15)
-            folders += [self.nli_set_folder(name) for name in self.S.get("nli_sets", {}).values()]
+            folders += [self.paths.nli_set_folder(name) for name in self.S.get("nli_sets", {}).values()]
         return list(dict.fromkeys(folders))
 
     def suite_data(self, suite: str, origin: str | None = None) -> list[str]:
         """The data folders a suite reads: the scale's own (bundled demo data at demo scale) unless `origin`."""
-        return [self.data_folder(folder, origin) for folder in self.suite_folders(suite)]
+        return [self.paths.data_folder(folder, origin) for folder in self.suite_folders(suite)]
 
     def suite_args(self, suite: str) -> str:
         """Extra command-line flags of `sentaug evaluate SUITE` at this scale: GLUE's tasks, the NLI triplet sets,
@@ -158,11 +163,11 @@ class Evaluations:
     def run_glue_eval(self, paper: str, backbone: str, method: str, seed: int, options: dict | None = None) -> str:
         """GLUE fine-tuning of a trained run, with a recipe when `options` names one (`{recipe: roberta}`)."""
         options = self.glue_row_options(options)
-        return self.run_eval(paper, backbone, method, seed, "glue" + (f"~{self.glue_options(options)}" if options
-                                                                       else ""))
+        suite = "glue" + (f"~{self.glue_options(options)}" if options else "")
+        return self.paths.run_eval(paper, backbone, method, seed, suite)
 
     def pretrained_glue_eval(self, backbone: str, pooler: str, options: dict | None = None, **origin) -> str:
         """GLUE fine-tuning of a pre-trained backbone, with R-drop / switch-case / recipe `options` when given."""
         options = self.glue_row_options(options)
-        return self.pretrained_suite_eval(backbone, "glue" + (f"~{self.glue_options(options)}" if options else ""),
-                                          pooler, **origin)
+        suite = "glue" + (f"~{self.glue_options(options)}" if options else "")
+        return self.paths.pretrained_suite_eval(backbone, suite, pooler, **origin)

@@ -44,11 +44,11 @@ class JobKind:
 
 
 def _run_model(workflow, w: dict) -> str:
-    return workflow.run_dir(w["paper"], w["backbone"], w["method"], int(w["seed"]))
+    return workflow.paths.run_dir(w["paper"], w["backbone"], w["method"], int(w["seed"]))
 
 
 def _backbone_model(workflow, w: dict) -> str:
-    return workflow.backbone_dir(w["backbone"])
+    return workflow.paths.backbone_dir(w["backbone"])
 
 
 CPU = JobKind()

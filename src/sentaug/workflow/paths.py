@@ -2,17 +2,13 @@
 the folder names of tokenizations (`token_key`). Nothing here runs a job or reads a paper's tables."""
 from __future__ import annotations
 
-import copy
 import glob
 import json
 import re
 from pathlib import Path
 
 from .. import config as sc
-from ..parts import NLI_TRIPLETS, compose
-
-SHARED_RUNS = "shared"
-LEADERBOARD = "leaderboard"    # the leaderboard's runs: no paper's recipe, at every scale
+from .specs import SHARED_RUNS, trains_on_triplets
 
 # Every output's path under the results folder {R}, written once. `Paths.path` fills the fields in (the inputs a
 # job reads, the files a table reads); `Paths.pattern` leaves the fields it is not given as Snakemake wildcards, for
@@ -70,10 +66,10 @@ PATTERNS = {
     "bill_data": "{R}/report/bill.{scale}.json",
     "bill_page": "{R}/report/bill.{scale}.html",
 }
-# The log of the job that writes each output, keyed as PATTERNS (a rule's `log:` is `W.log("<name>")`: the fields it
-# is not given stay wildcards), under {R}/logs; beside them the logs of what writes no output of PATTERNS' own. A
-# log's fields are its output's, or fewer (an analysis's log leaves out the scale's corpus): a rule's log takes the
-# wildcards of its output.
+# The log of the job that writes each output, keyed as PATTERNS (a rule's `log:` is `W.paths.log("<name>")`: the
+# fields it is not given stay wildcards), under {R}/logs; beside them the logs of what writes no output of PATTERNS'
+# own. A log's fields are its output's, or fewer (an analysis's log leaves out the scale's corpus): a rule's log
+# takes the wildcards of its output.
 LOGS = {
     "data_folder": "download/{origin}/{folder}.log",       # rule download_senteval's: folder `senteval`
     "data_slice": "download/{origin}/{folder}.slice.log",  # rule slice_data's: a data folder at a sliced origin
@@ -128,15 +124,10 @@ def data_folders() -> list[str]:
     return [name for name, src in load_sources()["official"].items() if src["outputs"] == [name]]
 
 
-def trains_on_triplets(spec: dict) -> bool:
-    """Whether a run's positive source gives NLI triplets (its `corpus` names a triplet file) or corpus lines."""
-    return compose(spec).positive.examples == NLI_TRIPLETS
-
-
 class Paths:
-    """The paths of every output at one scale, and the resolved training spec of every run."""
+    """The paths of every output at one scale (a part of `Workflow`)."""
 
-    def __init__(self, config: dict, results: str = "results", papers: dict | None = None):
+    def __init__(self, config: dict, results: str = "results"):
         self.config = config
         self.R = results
         self.scale = config["scale"]
@@ -147,8 +138,6 @@ class Paths:
         self.origin = self.S["data"] + (f"-{self.scale}" if self.slices else "")
         self.corpus = self.S["corpus"]
         self.seeds = self.S["seeds"]
-        self.papers = papers if papers is not None else {n: sc.load_paper(config, n) for n in config["papers"]}
-        self._specs: dict[tuple, dict] = {}   # train_spec per (paper, backbone, method, seed): asked per job
 
     def path(self, kind: str, /, **fields) -> str:
         """The path PATTERNS[kind] with every field given (a missing one is an error naming it)."""
@@ -159,7 +148,7 @@ class Paths:
 
     def pattern(self, kind: str, /, **fields) -> str:
         """PATTERNS[kind] with the results folder, the scale and `fields` filled in, the other fields left as
-        wildcards: a rule's output (`output: W.pattern("run")`)."""
+        wildcards: a rule's output (`output: W.paths.pattern("run")`)."""
         return PATTERNS[kind].format_map(_Wildcards({"R": self.R, "scale": self.scale, **fields}))
 
     def log(self, kind: str, /, **fields) -> str:
@@ -191,21 +180,6 @@ class Paths:
         of its first other field (folder("backbone") is <results>/backbones)."""
         pattern = self.pattern(kind, **fields)
         return pattern[:pattern.rindex("/", 0, pattern.index("{"))] if "{" in pattern else pattern
-
-    def train_spec(self, paper: str | None, paper_backbone: str, method: str, seed: int) -> dict:
-        """sentaug.config.train_spec at this scale, memoised (a DAG's input functions ask for the same run's spec
-        many times, and resolving a method variant validates it against the schema). Returns a copy."""
-        key = (paper, paper_backbone, method, int(seed))
-        if key not in self._specs:
-            self._specs[key] = sc.train_spec(self.config, self.recipe_owner(paper), paper_backbone, method, int(seed))
-        return copy.deepcopy(self._specs[key])
-
-    def recipe_owner(self, paper: str | None) -> dict | None:
-        """What a run's recipes come from: a paper's file, a quoted paper's recipe (config `quoted_recipes`, a row's
-        `recipe: <name>`), or nothing (the leaderboard: the backbones' own settings)."""
-        if not paper:
-            return None
-        return self.papers.get(paper) or (self.config.get("quoted_recipes") or {}).get(paper)
 
     # -- data ---------------------------------------------------------------------------------------------
     def data_root(self, origin: str | None = None) -> str:
@@ -290,16 +264,6 @@ class Paths:
     def backbone_dir(self, name: str) -> str:
         return self.path("backbone", backbone=name)
 
-    def stand_in(self, paper_backbone: str) -> str:
-        return sc.stand_in(self.config, paper_backbone)
-
-    def paper_backbone(self, actual: str) -> str:
-        """The paper backbone a stand-in replaces at this scale (recipes are keyed by paper backbones)."""
-        for paper_name, stand_in in self.S["backbones"].items():
-            if stand_in == actual:
-                return paper_name
-        return actual
-
     def parse_file(self, corpus: str) -> str:
         """The corpus parsed with spaCy, read by every parse-based augmentation."""
         return self.path("parse", corpus=corpus)
@@ -334,24 +298,13 @@ class Paths:
         """The paper component of a run's path: the paper at paper scale (its recipes apply), else shared."""
         return paper if self.S["paper_recipes"] else SHARED_RUNS
 
-    def run_spec(self, paper: str, backbone: str, method: str, seed: int) -> dict:
-        """The resolved training spec of the run at results/runs/<scale>/<paper>/<backbone>/<method>/seed<S>
-        (`paper` is a path component: a paper at paper scale, `shared` below it)."""
-        valid = [*self.papers, LEADERBOARD, *(self.config.get("quoted_recipes") or {})] if self.S["paper_recipes"] \
-            else [SHARED_RUNS]
-        if paper not in valid:
-            raise ValueError(f"runs at scale '{self.scale}' live under "
-                             f"{self.R}/runs/{self.scale}/{'|'.join(valid)}/, not under '{paper}'")
-        return self.train_spec(paper, self.paper_backbone(backbone), method, seed)
-
-    def spec_file(self, paper: str, backbone: str, method: str, seed: int) -> str:
-        """The run's spec as a JSON file named by its digest, `<results>/specs/<digest>.json`, written the first
-        time it is asked for. The train command reads it: one short argument on the console instead of a
-        page of JSON per job, and a changed spec is a new file name, so Snakemake still retrains exactly the
-        runs whose spec changed."""
+    def spec_file(self, spec: dict) -> str:
+        """A run's resolved spec (sentaug.workflow.specs) as a JSON file named by its digest,
+        `<results>/specs/<digest>.json`, written the first time it is asked for. The train command reads it: one
+        short argument on the console instead of a page of JSON per job, and a changed spec is a new file name, so
+        Snakemake still retrains exactly the runs whose spec changed."""
         from ..io import atomic_path
 
-        spec = self.run_spec(paper, backbone, method, seed)
         path = Path(self.path("spec", digest=sc.spec_digest(spec)))
         if not path.exists():
             with atomic_path(path) as tmp:
@@ -412,7 +365,7 @@ class Paths:
     def tokenization_effects_file(self, corpus: str | None = None) -> str:
         """CARDS Table 1 counts on `corpus` under the scale's RoBERTa stand-in tokenizer."""
         return self.path("tokenization_effects", corpus=corpus or self.corpus,
-                         backbone=self.stand_in("roberta-base"))
+                         backbone=sc.stand_in(self.config, "roberta-base"))
 
     def token_pca_file(self, backbone: str, corpus: str | None = None) -> str:
         """CARDS Figure 1's token-embedding PCA of `backbone` (an actual backbone), frequencies from `corpus`."""

@@ -15,7 +15,13 @@ EVAL_THREADS = 2
 
 
 class JobResources:
-    """The resources of the workflow's jobs at its scale (a part of `Workflow`)."""
+    """The resources of the workflow's jobs at its scale (a part of `Workflow`): `config` the workflow's, `settings`
+    its scale's (sentaug.config.scale_settings)."""
+
+    def __init__(self, config: dict, settings: dict):
+        self.config = config
+        self.scale = config["scale"]
+        self.S = settings
 
     def train_resources(self) -> dict:
         """GPUs, threads, memory (MB) and run time (minutes) of a training job at this scale."""

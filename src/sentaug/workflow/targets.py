@@ -1,6 +1,7 @@
 """Which result files each target reads: the rows of every paper table (`table_inputs`), the panels of
-every figure, the leaderboards' cells and the report pages, as declared in papers/*.yaml. `Workflow` is
-`Paths`, `Evaluations` and `JobResources` plus these: the Snakefile expands its targets from them."""
+every figure, the leaderboards' cells and the report pages, as declared in papers/*.yaml. A `Workflow` holds its
+scale's paths, specs, evaluations and resources as members and adds these: the Snakefile expands its targets from
+them."""
 from __future__ import annotations
 
 from functools import cached_property
@@ -8,13 +9,28 @@ from functools import cached_property
 from .. import config as sc
 from ..choices import UnknownName
 from .evaluations import Evaluations
-from .paths import LEADERBOARD, Paths, trains_on_triplets
+from .paths import Paths
 from .resources import JobResources
+from .specs import LEADERBOARD, Specs, trains_on_triplets
 
 
-class Workflow(Paths, Evaluations, JobResources):
-    """Where every output lives (`Paths`), what each evaluation reads (`Evaluations`), what each job asks for
-    (`JobResources`), and the targets of the papers' tables and figures, the leaderboards and the report pages."""
+class Workflow:
+    """One scale's workflow: where every output lives (`paths`, a sentaug.workflow.paths.Paths), every run's resolved
+    spec (`specs`, sentaug.workflow.specs.Specs), what each evaluation reads (`evaluations`,
+    sentaug.workflow.evaluations.Evaluations), what each job asks for (`resources`,
+    sentaug.workflow.resources.JobResources), and the targets of the papers' tables and figures, the leaderboards
+    and the report pages. Its attributes `config`, `R` (the results folder), `scale`, `S` (the scale's settings),
+    `origin`, `corpus`, `seeds`, `slices` and `papers` are its members' own."""
+
+    def __init__(self, config: dict, results: str = "results", papers: dict | None = None):
+        self.paths = Paths(config, results)
+        self.specs = Specs(config, results, papers)
+        self.evaluations = Evaluations(self.paths)
+        self.resources = JobResources(config, self.paths.S)
+        self.config, self.R, self.scale, self.S = config, results, self.paths.scale, self.paths.S
+        self.origin, self.corpus, self.seeds, self.slices = (self.paths.origin, self.paths.corpus, self.paths.seeds,
+                                                             self.paths.slices)
+        self.papers = self.specs.papers
 
     # -- the papers' declarations (a target's wildcards name them) ------------------------------------------
     def table_spec(self, paper: str, table: str) -> dict:
@@ -44,8 +60,7 @@ class Workflow(Paths, Evaluations, JobResources):
             files |= {f for t in paper.get("tables", {}) for f in self.table_files(p, t)}
             files |= {f for fig in paper.get("figures", {}) for f in self.figure_targets(p, fig)}
         files |= {f for backbone in self.leaderboards.values() for f in self.leaderboard_targets(backbone)}
-        components = [*self.papers, LEADERBOARD, *(self.config.get("quoted_recipes") or {})] \
-            if self.S["paper_recipes"] else ["shared"]
+        components = self.specs.run_components()
         found = re.compile(rf"/{re.escape(self.scale)}/({'|'.join(map(re.escape, components))})/([^/]+)/([^/]+)/"
                            rf"(?:seed\d+|spec\.json|model_size\.json)")
         return sorted({m.groups() for f in files for m in [found.search(f)] if m})
@@ -54,17 +69,17 @@ class Workflow(Paths, Evaluations, JobResources):
     def row_sts_eval(self, paper: str, row: dict, seed: int) -> str:
         """The STS file of a table row's run: its eval pooler's sts.json unless the row names another `pooler`,
         or `evaluation: lowercase` (sentences lower-cased, CARDS Table 4)."""
-        bb = self.stand_in(row["backbone"])
+        bb = self.specs.stand_in(row["backbone"])
         pooler = row.get("pooler")
         evaluation = row.get("evaluation")
         if evaluation is not None:
             if evaluation != "lowercase" or pooler:
                 raise ValueError(f"table row '{row['label']}': evaluation '{evaluation}' is not 'lowercase' "
                                  f"or is combined with a pooler")
-            return self.run_eval_lowercase(paper, bb, row["method"], seed)
-        if pooler and pooler != self.train_spec(paper, row["backbone"], row["method"], seed)["eval_pooler"]:
-            return self.run_eval_pooler(paper, bb, row["method"], seed, pooler)
-        return self.run_eval(paper, bb, row["method"], seed)
+            return self.paths.run_eval_lowercase(paper, bb, row["method"], seed)
+        if pooler and pooler != self.specs.train_spec(paper, row["backbone"], row["method"], seed)["eval_pooler"]:
+            return self.paths.run_eval_pooler(paper, bb, row["method"], seed, pooler)
+        return self.paths.run_eval(paper, bb, row["method"], seed)
 
     def table_inputs(self, paper: str, table: str) -> dict[str, list[str]]:
         """Result files of each row of a paper table, keyed by row index (the report reads them in order).
@@ -113,8 +128,8 @@ class Workflow(Paths, Evaluations, JobResources):
             meta["skipped"] = missing
         meta["corpus"] = self.rows_corpus(paper, spec) if kind.uses_corpus and not missing else None
         if self.slices and not missing:     # what the scale's slices of the data it reads keep (the rest is left out)
-            meta["slices"] = self.slice_notes(self.folders_read(self.table_files(paper, table)))
-        unbuilt_reason = self.glue_unbuilt_reason() if spec["kind"].startswith("glue") else None
+            meta["slices"] = self.paths.slice_notes(self.folders_read(self.table_files(paper, table)))
+        unbuilt_reason = self.evaluations.glue_unbuilt_reason() if spec["kind"].startswith("glue") else None
         if unbuilt_reason:
             meta["unbuilt_reason"] = unbuilt_reason
         added = sc.added_rows(self.config, f"{paper}/{table}")
@@ -145,22 +160,22 @@ class Workflow(Paths, Evaluations, JobResources):
         folders = []
         for f in map(str, files):
             for kind, evaluation in readers.items():
-                fields = self.matched(kind, f, last="evaluation")
+                fields = self.paths.matched(kind, f, last="evaluation")
                 if fields:
-                    folders += self.suite_folders(evaluation(fields["evaluation"]).suite)
+                    folders += self.evaluations.suite_folders(evaluation(fields["evaluation"]).suite)
                     folders += ["sts"] if kind == "run_eval" else []
-            fields = self.matched("run", f)
+            fields = self.paths.matched("run", f)
             if fields:      # a run's own record (its STS-B dev scores) and what it trained on
                 folders.append("sts")
-                spec = self.run_spec(fields["paper"], fields["backbone"], fields["method"], int(fields["seed"]))
+                spec = self.specs.run_spec(fields["paper"], fields["backbone"], fields["method"], int(fields["seed"]))
                 if trains_on_triplets(spec):
-                    folders += [self.nli_set_folder(n) for n in spec["corpus"].split(".as_")]
-            fields = self.matched("data_stats", f)
+                    folders += [self.paths.nli_set_folder(n) for n in spec["corpus"].split(".as_")]
+            fields = self.paths.matched("data_stats", f)
             if fields:
                 folders += STATS_DATA.get(fields["what"], [])
-            fields = self.matched("triplets", f)
+            fields = self.paths.matched("triplets", f)
             if fields:
-                folders += [self.nli_set_folder(n) for n in fields["name"].split(".as_")]
+                folders += [self.paths.nli_set_folder(n) for n in fields["name"].split(".as_")]
         return list(dict.fromkeys(folders))
 
     def rows_corpus(self, paper: str, spec: dict) -> str:
@@ -169,7 +184,7 @@ class Workflow(Paths, Evaluations, JobResources):
         corpora, triplets = [], []
         for row in sc.iter_rows(spec):
             if "method" in row and "backbone" in row:
-                run = self.train_spec(row.get("recipe") or paper, row["backbone"], row["method"], self.seeds[0])
+                run = self.specs.train_spec(row.get("recipe") or paper, row["backbone"], row["method"], self.seeds[0])
                 (triplets if trains_on_triplets(run) else corpora).append(run["corpus"])
         if not corpora and not triplets:       # no trained row: what the table's analysis reads
             corpora = [self.corpus]
@@ -204,7 +219,7 @@ class Workflow(Paths, Evaluations, JobResources):
         if "corpus" in req and not self.S.get(req["corpus"]):
             missing.append(f"no training corpus at this scale (config key scales.{self.scale}.{req['corpus']})")
         for bb in req.get("backbones", []):
-            actual = self.stand_in(bb)
+            actual = self.specs.stand_in(bb)
             if self.config["backbones"][actual]["source"] == "hub":
                 missing.append(f"backbone {actual} needs the Hugging Face hub (no offline stand-in in "
                                f"scales.{self.scale}.backbones)")
@@ -218,7 +233,7 @@ class Workflow(Paths, Evaluations, JobResources):
 
         meta = self.scale_meta(figure_backbones(self.figure_spec(paper, figure)))
         if self.slices:     # what the scale's slices of the data its points read keep
-            meta["slices"] = self.slice_notes(self.folders_read(self.figure_targets(paper, figure)))
+            meta["slices"] = self.paths.slice_notes(self.folders_read(self.figure_targets(paper, figure)))
         return meta
 
     def figure_points(self, paper: str, figure: str) -> list[list[dict]]:
@@ -234,14 +249,14 @@ class Workflow(Paths, Evaluations, JobResources):
 
     def figure_output(self, paper: str, figure: str) -> str:
         """A paper figure's .pdf (its .png and .csv beside it)."""
-        return self.path("figure", paper=paper, figure=figure, ext="pdf")
+        return self.paths.path("figure", paper=paper, figure=figure, ext="pdf")
 
     def all_figures(self) -> list[str]:
         return [self.figure_output(p, f) for p, paper in self.papers.items() for f in paper.get("figures", {})]
 
     def table_output(self, paper: str, table: str) -> str:
         """A paper table's .tex (its .csv beside it)."""
-        return self.path("table", paper=paper, table=table, ext="tex")
+        return self.paths.path("table", paper=paper, table=table, ext="tex")
 
     def all_tables(self) -> list[str]:
         return [self.table_output(p, t) for p, paper in self.papers.items() for t in paper.get("tables", {})]
@@ -274,7 +289,7 @@ class Workflow(Paths, Evaluations, JobResources):
         from ..report.leaderboard import board_seeds
         from ..report.sources import metric_file, pretrained_metric_file
 
-        bb = self.stand_in(backbone)
+        bb = self.specs.stand_in(backbone)
         seeds = board_seeds(spec, self.scale)
         rows = []
         for row in spec["rows"]:
@@ -282,7 +297,7 @@ class Workflow(Paths, Evaluations, JobResources):
             for column in spec["columns"]:
                 pairs = [metric_file(self, LEADERBOARD, bb, row["method"], s, column["metric"]) for s in seeds]
                 cells[column["metric"]] = {"files": [f for f, _ in pairs], "targets": [t for _, t in pairs]}
-            runs = [self.run_dir(LEADERBOARD, bb, row["method"], s) for s in seeds]
+            runs = [self.paths.run_dir(LEADERBOARD, bb, row["method"], s) for s in seeds]
             rows.append({"label": row["label"], "method": row["method"], "seeds": seeds, "cells": cells,
                          "train": [f"{r}/train_summary.json" for r in runs], "runs": runs,
                          **({"added": True} if row.get("added") else {})})
@@ -302,7 +317,7 @@ class Workflow(Paths, Evaluations, JobResources):
 
         meta["seeds"] = len(board_seeds(self.leaderboard, self.scale))
         if self.slices:
-            meta["slices"] = self.slice_notes(self.folders_read(self.leaderboard_targets(backbone)))
+            meta["slices"] = self.paths.slice_notes(self.folders_read(self.leaderboard_targets(backbone)))
         return meta
 
     def leaderboard_targets(self, backbone: str) -> list[str]:
@@ -335,7 +350,7 @@ class Workflow(Paths, Evaluations, JobResources):
         return {**self.scale_meta(spec["backbones"]), "seeds": len(board_seeds(spec, self.scale))}
 
     def comparison_outputs(self) -> list[str]:
-        return [self.path("comparison", name=name, ext=ext) for name in self.comparisons
+        return [self.paths.path("comparison", name=name, ext=ext) for name in self.comparisons
                 for ext in ("tex", "csv", "md")]
 
     # -- report pages (the entries of `snakemake --report`) ---------------------------------------------------
@@ -345,13 +360,13 @@ class Workflow(Paths, Evaluations, JobResources):
         pages = {}
         for p, paper in self.papers.items():
             for t in paper.get("tables", {}):
-                pages[self.table_output(p, t)] = self.path("table_page", paper=p, table=t)
+                pages[self.table_output(p, t)] = self.paths.path("table_page", paper=p, table=t)
             for f in paper.get("figures", {}):
-                pages[self.figure_output(p, f)] = self.path("figure_page", paper=p, figure=f)
+                pages[self.figure_output(p, f)] = self.paths.path("figure_page", paper=p, figure=f)
         if census:
-            pages[self.path("census", ext="tex")] = self.path("census_page")
+            pages[self.paths.path("census", ext="tex")] = self.paths.path("census_page")
         for board in self.leaderboards:
-            pages[self.path("board_table", board=board, ext="tex")] = self.path("board_page", board=board)
+            pages[self.paths.path("board_table", board=board, ext="tex")] = self.paths.path("board_page", board=board)
         return pages
 
     def page_inputs(self) -> dict[str, tuple[list[str], "callable"]]:
@@ -362,16 +377,16 @@ class Workflow(Paths, Evaluations, JobResources):
         for p, paper in self.papers.items():
             for t in paper.get("tables", {}):
                 tex = self.table_output(p, t)
-                out[self.path("table_page", paper=p, table=t)] = (
+                out[self.paths.path("table_page", paper=p, table=t)] = (
                     [tex, tex[:-4] + ".csv"], lambda p=p, t=t: self.table_files(p, t))
             for f in paper.get("figures", {}):
                 pdf = self.figure_output(p, f)
-                out[self.path("figure_page", paper=p, figure=f)] = (
+                out[self.paths.path("figure_page", paper=p, figure=f)] = (
                     [pdf, pdf[:-4] + ".png", pdf[:-4] + ".csv"], lambda p=p, f=f: self.figure_targets(p, f))
         for board, backbone in self.leaderboards.items():
-            out[self.path("board_page", board=board)] = (
-                [self.path("board_table", board=board, ext=e) for e in ("tex", "csv")]
-                + [self.path("board_figure", board=board, ext="png")],
+            out[self.paths.path("board_page", board=board)] = (
+                [self.paths.path("board_table", board=board, ext=e) for e in ("tex", "csv")]
+                + [self.paths.path("board_figure", board=board, ext="png")],
                 lambda b=backbone: self.leaderboard_targets(b))
         return out
 
@@ -388,6 +403,6 @@ class Workflow(Paths, Evaluations, JobResources):
                 if all(Path(f).is_file() for f in shown) and all(Path(f).exists() for f in results())]
 
     def leaderboard_outputs(self) -> list[str]:
-        return [self.path(pattern, board=board, ext=ext) for board in self.leaderboards
+        return [self.paths.path(pattern, board=board, ext=ext) for board in self.leaderboards
                 for pattern, exts in (("board_table", ("tex", "csv", "md")), ("board_figure", ("pdf", "png")))
                 for ext in exts]
