@@ -268,7 +268,7 @@ def test_a_plugin_entry_point_that_fails_to_import_names_its_distribution(site):
 def test_the_bill_prices_a_plugin_part_as_simcse_and_says_so(site):
     from sentaug.pricing import cost
     from sentaug.pricing.step_times import StepTimes
-    from tests.workflow.test_cost import TABLE
+    from tests.pricing.test_cost import TABLE
 
     install(site, "plug-norm", {"mean_norm": "plug_norm"}, {"plug_norm": PLUG})
     times = StepTimes("test", json.loads(json.dumps(TABLE)))
