@@ -1,5 +1,6 @@
-"""Where the workflow keeps every output: data, caches, runs, evaluations and analyses (`PATTERNS`, `Paths`), and
-the folder names of tokenizations (`token_key`). Nothing here runs a job or reads a paper's tables."""
+"""Where the workflow keeps every output: data, caches, runs, evaluations and analyses (`PATTERNS`, `Paths`), the
+log of each job (`LOGS`), and the folder names of tokenizations (`token_key`). Nothing here runs a job, resolves a
+run's spec (sentaug.workflow.specs) or reads a paper's tables."""
 from __future__ import annotations
 
 import glob
