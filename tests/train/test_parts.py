@@ -221,7 +221,7 @@ BAD = {
         class Mine(Objective):
             def compute(self, step):
                 return None, {}
-     ''', r"objective 'mlm' is registered twice: by sentaug.parts.losses.MaskedLMObjective \(sentaug\) and by "
+     ''', r"objective 'mlm' is registered twice: by sentaug.objectives.mlm.MaskedLMObjective \(sentaug\) and by "
           r"plug_bad.Mine \(config key parts.modules\)"),
     "raises": ("import torch_extra_that_is_not_there\n",
                r"ModuleNotFoundError: No module named 'torch_extra_that_is_not_there' \(.*plug_bad.py, line 1\)"),
@@ -276,7 +276,7 @@ def test_the_bill_prices_a_plugin_part_as_simcse_and_says_so(site):
             "objectives": [{"name": "mean_norm"}]}
     ratio, basis = cost.method_overhead(times, spec, "bert-base/64")
     assert ratio == pytest.approx(1.2)        # the retrieved negatives' measured overhead; the plugin's: none
-    assert basis == ["a hard negative: overhead of simcse_retrieval (bert-base/64) x1.200",
+    assert basis == ["a hard negative: overhead of hard_negative (bert-base/64) x1.200",
                      "mean_norm: no overhead measured, counted as SimCSE"]
 
 
