@@ -106,6 +106,7 @@ class Paths:
         self.origin = self.S["data"] + (f"-{self.scale}" if self.slices else "")
         self.corpus = self.S["corpus"]
         self.seeds = self.S["seeds"]
+        self.compares_with_papers = self.S["compares_with_papers"]     # its numbers stand beside the papers'
         self.papers = papers if papers is not None else {n: sc.load_paper(config, n) for n in config["papers"]}
         self._specs: dict[tuple, dict] = {}   # train_spec per (paper, backbone, method, seed): asked per job
 
