@@ -33,8 +33,8 @@ from ..plugins import PluginError, PluginModules
 from .base import CORPUS_LINES, KINDS, ContrastiveLoss, NegativeSource, Objective, Part, PositiveSource
 
 ENTRY_POINT_GROUP = "sentaug.parts"
-# The built-in contrastive losses and objectives: every module and package of this folder (a new one is a file
-# there, and nothing else), imported by the package sentaug.parts after its own sources (`import_objectives`).
+# The built-in contrastive losses and objectives: every module and package of the folder of sentaug.objectives (a
+# new one is a file there, and nothing else), imported by the package sentaug.parts after its own sources.
 OBJECTIVES = Path(__file__).resolve().parents[1] / "objectives"
 _PLUGINS = PluginModules("method part", ENTRY_POINT_GROUP)
 _REGISTRY: dict[tuple[str, str], type[Part]] = {}
