@@ -219,7 +219,6 @@ class Objective(Part):
         return self.settings["weight"] / world * loss
 
 
-
 # -- what a part is given: at build, and each step on the host and on the device
 @dataclass
 class BuildContext:
