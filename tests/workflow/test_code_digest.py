@@ -173,7 +173,7 @@ def test_a_plugins_digest_covers_its_package_and_what_it_runs_of_sentaug_whereve
     single = code_files(SRC, str(site / "single.py"))                                 # a top-level module
     assert [f for f in single if Path(f).is_relative_to(site)] == [str(site / "single.py")]
     assert names(SRC, [f for f in single if not Path(f).is_relative_to(site)]) == [
-        "__init__.py", "augment/__init__.py", "augment/registry.py", "plugins.py"]
+        "__init__.py", "augment/__init__.py", "augment/registry.py", "params.py", "plugins.py"]    # Param: params.py
 
     def digest(edit=None) -> str:
         return code_digest(SRC, "augment/cache.py", str(plugin_copy(tmp_path, edit) / "myplug/aug.py"))
