@@ -103,7 +103,7 @@ def model_alone(backbone: str, lines: list[str], batch: int, args) -> dict:
     from transformers import AutoModel, AutoTokenizer
 
     from sentaug.models.encoder import SentenceEncoder
-    from sentaug.objectives import InfoNCE
+    from sentaug.objectives.infonce.module import InfoNCE
 
     device = torch.device(args.device)
     tok = AutoTokenizer.from_pretrained(backbone)

@@ -68,7 +68,7 @@ def time_method(method: str, arch: str, config: dict, corpus: Path, texts: list[
     from sentaug import config as sc
     from sentaug.models.encoder import SentenceEncoder
     from sentaug.models.tokens import TokenTable
-    from sentaug.objectives.mlm import mlm_capacity
+    from sentaug.objectives.mlm.module import mlm_capacity
     from sentaug.train import inputs
     from sentaug.train.inputs import FixedShape
     from sentaug.train.method import Method

@@ -151,10 +151,11 @@ def train_runtime(w):
 
 
 def _train_code(w):
-    """The trainer's modules (and those of the STS-B dev scoring it selects checkpoints with), and the plugins
-    that register a part of the run's method (the registry imports them by name, which the digest cannot follow);
-    not the model card's (its words retrain nothing: a card is rewritten at the run's next evaluation)."""
-    return code("train/trainer.py", *map(plugin_file, part_plugin_modules(run_spec(w))),
+    """The trainer's modules (and those of the STS-B dev scoring it selects checkpoints with), the built-in
+    objectives and the plugins that register a part of the run's method (the registry imports both by name, which
+    the digest cannot follow); not the model card's (its words retrain nothing: a card is rewritten at the run's
+    next evaluation)."""
+    return code("train/trainer.py", "objectives", *map(plugin_file, part_plugin_modules(run_spec(w))),
                 skip=("train/model_card.py", "models/identity.py"))
 
 

@@ -97,7 +97,8 @@ rule census:
     params:
         code=code("report/census.py"),
         inputs=lambda w: json.dumps({"rows": census_rows(), "conformance": CONFORMANCE,
-                                     "meta": {"corpus": CORPUS, "seed": SEEDS[0], "backbone": CENSUS_BACKBONE}}),
+                                     "meta": {"corpus": CORPUS, "seed": SEEDS[0], "backbone": CENSUS_BACKBONE,
+                                              "compares_with_papers": W.S["compares_with_papers"]}}),
         scale=SCALE,
     message:
         "table augmentations (census)"
@@ -135,7 +136,7 @@ rule describe_spec:
     output:
         W.paths.pattern("describe", what="spec"),
     params:
-        code=code("report/describe.py"),
+        code=code("report/describe.py", "objectives"),     # the parts registry imports the objectives by name
         spec=lambda w: json.dumps(W.specs.run_spec(w.paper, w.backbone, w.method, SEEDS[0])),
     log:
         W.paths.log("describe", what="spec"),
@@ -151,7 +152,7 @@ rule describe_model_size:
     output:
         W.paths.pattern("describe", what="model_size"),
     params:
-        code=code("report/describe.py"),
+        code=code("report/describe.py", "objectives"),     # the parts registry imports the objectives by name
         spec=lambda w: json.dumps(W.specs.run_spec(w.paper, w.backbone, w.method, SEEDS[0])),
     log:
         W.paths.log("describe", what="model_size"),

@@ -11,18 +11,22 @@ import pytest
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 # The top-level packages and modules of sentaug, bottom layer first: a module may import its own layer's and those
-# below, never one above. The order is the work's: what every stage uses (files, choices, the command line's
-# arguments), the data, the models that embed it, the augmentations of it (some run models), the objectives and
-# retrieval indexes, the method's parts built from them, the configuration that composes them, training, then
-# the evaluation of trained models and the report of the results, and on top what runs it all: the workflow, the
-# pricing of its jobs (which reads its DAG), the Snakefile's hooks, the listings and docs, the command line.
+# below, never one above. The order is the work's: what every stage uses (files, choices, declared settings, the
+# command line's arguments), the data, the models that embed it, the augmentations of it (some run models), the
+# retrieval indexes, the method's parts (their interface, registry and sources) and the objectives that are parts
+# too, the configuration that composes them, training, then the evaluation of trained models and the report of
+# the results, and on top what runs it all: the workflow, the pricing of its jobs (which reads its DAG), the
+# Snakefile's hooks, the listings and docs, the command line. (The parts registry imports the objectives by
+# listing their folder, as it imports plugins: a name found at run time, which this graph does not follow.)
 LAYERS = (
-    ("sentaug", "io", "choices", "progress", "plugins", "intermediates", "correlation", "cli_args", "job_server"),
+    ("sentaug", "io", "choices", "progress", "plugins", "params", "intermediates", "correlation", "cli_args",
+     "job_server"),
     ("data",),
     ("models",),
     ("augment",),
-    ("objectives", "index"),
+    ("index",),
     ("parts",),
+    ("objectives",),
     ("config",),
     ("train",),
     ("evaluate",),

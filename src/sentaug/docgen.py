@@ -275,7 +275,7 @@ def _differs(config: dict, scale: str, paper: str, table: str, records: list[dic
     if scale not in config["scales"]:
         return ""
     meta = Workflow({**config, "scale": scale}).table_meta(paper, table)
-    return ((scale_note(scale, meta) + " " if scale != "paper" else "")
+    return ((scale_note(scale, meta) + " " if not meta.get("compares_with_papers") else "")
             + unbuilt_note(scale, records, columns, meta)).strip()
 
 
@@ -288,7 +288,7 @@ def fidelity_page(config_file: str = "config.yaml") -> tuple[list[str], str]:
 
     config = sc.load_yaml(config_file)
     sc.validate(config)
-    wf = Workflow({**config, "scale": "paper"})
+    wf = Workflow({**config, "scale": sc.papers_scale(config)})
     return fidelity_problems(config, wf), fidelity_markdown(config, wf)
 
 

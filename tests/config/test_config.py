@@ -31,6 +31,9 @@ def test_shipped_config_and_papers_are_valid(cfg):
     (lambda c: c["scales"]["paper"]["evaluate"]["transfer"].update(mode="slow"),
      r"'scales\.paper\.evaluate\.transfer\.mode': "),
     (lambda c: c["scales"]["small"].pop("augmentation_analysis_sample"), r"augmentation_analysis_sample"),
+    (lambda c: c["scales"]["gpu"].pop("compares_with_papers"), r"compares_with_papers"),
+    (lambda c: c["scales"]["paper"].update(compares_with_papers="yes"),
+     r"'scales\.paper\.compares_with_papers': 'yes' is not of type 'boolean'"),
     (lambda c: c["methods"]["sda_pi"]["positive"].update(changed_onyl=True),
      r"'methods\.sda_pi\.positive\.changed_onyl': unknown setting 'changed_onyl' of 'methods\.sda_pi\.positive' "
      r"\(did you mean 'changed_only'\?\)"),
@@ -39,6 +42,17 @@ def test_schema_errors_name_the_key(cfg, mutate, message):
     mutate(cfg)
     with pytest.raises(sc.ConfigError, match=message):
         sc.validate(cfg)
+
+
+def test_the_papers_scale_is_the_first_whose_numbers_compare_with_the_papers(cfg):
+    """Captions, figures and the report's bill ask a scale's setting, never its name (config.yaml: only paper)."""
+    assert [s for s, v in cfg["scales"].items() if v["compares_with_papers"]] == ["paper"]
+    assert sc.papers_scale(cfg) == "paper"
+    cfg["scales"]["paper"]["compares_with_papers"], cfg["scales"]["gpu"]["compares_with_papers"] = False, True
+    assert sc.papers_scale(cfg) == "gpu"
+    cfg["scales"]["gpu"]["compares_with_papers"] = False
+    with pytest.raises(sc.ConfigError, match="no scale compares with the papers"):
+        sc.papers_scale(cfg)
 
 
 def test_a_former_setting_name_is_read_as_the_name_of_now_with_a_one_line_note(cfg, capsys):

@@ -24,8 +24,11 @@ TABLE = {"device": "Test GPU", "source": "tests", "length": 32,
          "shapes": {"bert-base": {"arch": "bert", **BASE}, "roberta-base": {"arch": "roberta", **BASE}},
          "steps": {"bert-base": {64: {"ms": 20.0}, 512: {"ms": 100.0}},
                    "roberta-base": {64: {"ms": 30.0}, 512: {"ms": 120.0}}},
-         "overhead": {m: {"ratio": r, "at": "bert-base/64"} for m, r in
-                      {"simcse_retrieval": 1.2, "cards": 1.5, "vascl": 1.1, "augcse": 1.3, "simcse_mlm": 2.0}.items()},
+         # each part's overhead under its key, timed on the method named (as the calibration keeps them)
+         "overhead": {key: {"ratio": r, "at": "bert-base/64", "method": m} for key, m, r in
+                      [("hard_negative", "simcse_retrieval", 1.2), ("switch_case", "cards", 1.5),
+                       ("virtual_augmentation", "vascl", 1.1), ("discriminator", "augcse", 1.3),
+                       ("mlm", "simcse_mlm", 2.0)]},
          "evaluation": {"dev_ms": 400.0, "dev_sentences": 4000, "best_write_ms": 500.0, "knn_s": 60.0,
                         "knn_rows": 1000000}}
 
@@ -79,6 +82,19 @@ def test_method_overheads_compose_from_the_measured_features(times, paper, metho
     spec = paper.specs.train_spec(None, backbone, method, 42)
     ratio, basis = cost.method_overhead(times, spec, "bert-base/64")
     assert ratio == pytest.approx(expected) and (not basis) == measured
+
+
+def test_a_timed_methods_overhead_is_kept_under_the_key_of_the_part_it_measures(shipped_config):
+    from sentaug.workflow.calibration import overhead_key
+
+    # gpu_training.py's `overhead` rows, as config.yaml declares those methods: SimCSE is the base; CARDS adds
+    # switch-case positives and retrieved negatives, and its row stands for the switch-case (timed with the other)
+    keys = {m: overhead_key(m, shipped_config["methods"])
+            for m in ("simcse", "simcse_retrieval", "cards", "vascl", "augcse", "simcse_mlm")}
+    assert keys == {"simcse": None, "simcse_retrieval": "hard_negative", "cards": "switch_case",
+                    "vascl": "virtual_augmentation", "augcse": "discriminator", "simcse_mlm": "mlm"}
+    with pytest.raises(ValueError, match="'sda_pi': no part of it stands for its measured overhead"):
+        overhead_key("sda_pi", shipped_config["methods"])      # a cached positive: SimCSE's step, not its base
 
 
 def test_a_runs_projection_is_steps_evaluations_checkpoints_and_start_up(times, paper):
@@ -282,7 +298,9 @@ def test_the_loader_keeps_the_fastest_trainer_path_and_says_which(tmp_path):
     unknown = {"commit": "unknown", "date": "unknown"}     # nothing records them here
     assert table["steps"]["bert-base"][64] == {"ms": 9.5, "path": "graph", "from": "a.json", **unknown}  # not the
     assert table["steps"]["roberta-base"][512] == {"ms": 70.0, "path": "ours", "from": "a.json", **unknown}  # ref.
-    assert table["overhead"] == {"cards": {"ratio": 1.3, "at": "bert-base/64", "from": "b.json", **unknown}}
+    # CARDS's row is its switch-case positives' overhead (measured with the retrieved negatives: overhead_with)
+    assert table["overhead"] == {"switch_case": {"ratio": 1.3, "at": "bert-base/64", "method": "cards",
+                                                 "from": "b.json", **unknown}}
     assert table["evaluation"] == {"dev_ms": 300.0, "best_write_ms": 400.0, "dev_sentences": 2909, "knn_s": 2.0,
                                    "knn_rows": 1000}
     path = write_table(table, "x", tmp_path)
@@ -337,7 +355,8 @@ def test_the_committed_h200_table_is_the_loaders_reading_of_the_gpu_figures():
                                                    "from": "h200-2026-11-26-run1/gpu_training.json",
                                                    "commit": "21dcf42", "date": "2026-11-26"}
     # CARDS over SimCSE on the graph path: 16.995 / 12.515 ms (run 1's overhead section)
-    assert committed["overhead"]["cards"]["ratio"] == round(16.995 / 12.515, 3) == 1.358
+    assert committed["overhead"]["switch_case"]["ratio"] == round(16.995 / 12.515, 3) == 1.358
+    assert committed["overhead"]["switch_case"]["method"] == "cards"
     # 4 runs under MPS against ONE STEADY run (steps 100-690, 2026-11-28): 92.37 / 67.08 steps/s; the runs of
     # 2026-11-26/27, whose one-run window held the capture and the final evaluation, are left out
     assert committed["sharing"] == {"bert-base/b64/L32/simcse": {4: {

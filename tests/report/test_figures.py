@@ -203,7 +203,7 @@ def _drawn_sweep(panel: dict, records: list[dict], height: float = 4.2):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.5, height))
-    _draw_sweep(ax, panel, records)
+    _draw_sweep(ax, panel, records, {"compares_with_papers": False})
     _panel_legend(fig, ax)
     fig.tight_layout()
     fig.canvas.draw()

@@ -75,10 +75,16 @@ def test_caption_says_a_table_counted_from_the_official_files_alone_compares_wit
 def test_share_table_and_paper_scale_caption(files):
     root, p = files
     rows = {"0": [str(p["a1"]), str(p["a2"])]}
-    render_table(str(root / "x.yaml"), "t3", json.dumps({"rows": rows}), str(root / "t3.tex"), "paper")
+    # a scale whose numbers compare with the papers' (config key scales.<scale>.compares_with_papers) says nothing
+    # of its scale; one that does not, whatever its name, says it is below paper scale
+    paper = {"rows": rows, "meta": {"compares_with_papers": True}}
+    render_table(str(root / "x.yaml"), "t3", json.dumps(paper), str(root / "t3.tex"), "paper")
     csv = pd.read_csv(root / "t3.csv")
     assert (csv.reproduced[0], csv.sd[0], csv["diff"][0]) == (62.0, 2.83, -0.61)
     assert "below paper scale" not in (root / "t3.tex").read_text()
+    render_table(str(root / "x.yaml"), "t3", json.dumps({"rows": rows, "meta": {"compares_with_papers": False}}),
+                 str(root / "t3.tex"), "paper")
+    assert r"Built at scale \texttt{paper}, below paper scale" in (root / "t3.tex").read_text()
 
 
 def test_unknown_table_is_an_error_and_writes_nothing(files):

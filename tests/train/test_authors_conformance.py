@@ -201,7 +201,7 @@ def chi_square_p(a: list[int], b: list[int]) -> float:
 
 def mlm_counts(ids: torch.Tensor, special: torch.Tensor, mask_id: int, draws: int, probability=0.15,
                vocab_size=30522) -> list[int]:
-    from sentaug.objectives.mlm import mask_tokens
+    from sentaug.objectives.mlm.module import mask_tokens
 
     g = torch.Generator().manual_seed(7)
     counts = [0, 0, 0, 0]
@@ -309,7 +309,7 @@ def test_vascl_official_code_equals_vascl_code(tmp_path, case):
 def test_vascl_probe_starts_where_vascl_code_starts():
     """The start's coordinates (x sqrt(d)) over VaSCL's draws and ours: the unit direction of U(-0.5, 0.5)^d, at
     norm Delta; the paper's Gaussian start is told apart."""
-    from sentaug.objectives.virtual_augmentation import VirtualAugmentation
+    from sentaug.objectives.virtual_augmentation.module import VirtualAugmentation
 
     ref = fixture("draws_vascl")
     dim, rows = ref["dim"], ref["draws"]

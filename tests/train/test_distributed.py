@@ -8,7 +8,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from sentaug.objectives import InfoNCE
+from sentaug.objectives.infonce.module import InfoNCE
 from sentaug.train import distributed
 
 

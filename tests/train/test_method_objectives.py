@@ -6,10 +6,10 @@ import pytest
 import torch
 from torch import nn
 
-from sentaug.objectives import InfoNCE, NTXent
-from sentaug.objectives.discriminator import AugmentationDiscriminator, grad_reverse
-from sentaug.objectives.mlm import MaskedLM, mask_tokens
-from sentaug.objectives.virtual_augmentation import VirtualAugmentation, neighbours
+from sentaug.objectives.infonce.module import InfoNCE, NTXent
+from sentaug.objectives.discriminator.module import AugmentationDiscriminator, grad_reverse
+from sentaug.objectives.mlm.module import MaskedLM, mask_tokens
+from sentaug.objectives.virtual_augmentation.module import VirtualAugmentation, neighbours
 
 
 def cos(a, b):

@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from sentaug.objectives import InfoNCE
+from sentaug.objectives.infonce.module import InfoNCE
 
 
 def test_infonce_matches_hand_computation():

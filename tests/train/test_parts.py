@@ -31,6 +31,29 @@ EXAMPLE = ROOT / "examples" / "alignment_uniformity"
 GROUP = "group sentaug.parts"
 
 
+
+def test_each_module_of_the_objectives_folder_registers_its_parts_found_by_the_folder_alone():
+    """A built-in contrastive loss or objective is a module or package of src/sentaug/objectives, imported because
+    it is there (no list names them), and the parts of no other sentaug module are of those kinds."""
+    import pkgutil
+
+    found = {m.name for m in pkgutil.iter_modules([str(registry.OBJECTIVES)])}
+    assert found == {"discriminator", "infonce", "mlm", "virtual_augmentation"}
+    built_in = {kind: [parts.get(kind, n) for n in parts.names(kind)] for kind in ("contrastive", "objective")}
+    owners = {kind: {c.__module__ for c in classes if c.origin == "sentaug"} for kind, classes in built_in.items()}
+    assert owners == {"contrastive": {"sentaug.objectives.infonce"},
+                      "objective": {f"sentaug.objectives.{m}" for m in ("discriminator", "mlm", "virtual_augmentation")}}
+
+
+def test_every_part_is_registered_without_importing_torch():
+    """The workflow imports every part to check a configuration; torch waits for the trainer (the reason an
+    objective's torch module is a module of its own beside its part)."""
+    code = ("import sys; from sentaug import parts; parts.method_schema(); "
+            "print(sorted(parts.names('objective')), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "src")}).stdout
+    assert out.strip() == "['discriminator', 'mlm', 'virtual_augmentation'] False"
+
 def test_the_built_in_parts_and_what_each_method_reads():
     assert {kind: parts.names(kind) for kind in parts.KINDS} == {
         "positive": ["augmented_view", "cache", "dropout", "nli", "switch_case", "two_views"],
@@ -221,7 +244,7 @@ BAD = {
         class Mine(Objective):
             def compute(self, step):
                 return None, {}
-     ''', r"objective 'mlm' is registered twice: by sentaug.parts.losses.MaskedLMObjective \(sentaug\) and by "
+     ''', r"objective 'mlm' is registered twice: by sentaug.objectives.mlm.MaskedLMObjective \(sentaug\) and by "
           r"plug_bad.Mine \(config key parts.modules\)"),
     "raises": ("import torch_extra_that_is_not_there\n",
                r"ModuleNotFoundError: No module named 'torch_extra_that_is_not_there' \(.*plug_bad.py, line 1\)"),
@@ -276,7 +299,7 @@ def test_the_bill_prices_a_plugin_part_as_simcse_and_says_so(site):
             "objectives": [{"name": "mean_norm"}]}
     ratio, basis = cost.method_overhead(times, spec, "bert-base/64")
     assert ratio == pytest.approx(1.2)        # the retrieved negatives' measured overhead; the plugin's: none
-    assert basis == ["a hard negative: overhead of simcse_retrieval (bert-base/64) x1.200",
+    assert basis == ["a hard negative: overhead of hard_negative (bert-base/64) x1.200",
                      "mean_norm: no overhead measured, counted as SimCSE"]
 
 

@@ -14,7 +14,7 @@ from sentaug.models.packing import ROW
 from sentaug.models.encoder import SentenceEncoder
 from sentaug.train import trainer as trainer_module
 from sentaug.train.checkpoint import BestModel, DivergenceGuard
-from sentaug.objectives.mlm import mlm_capacity
+from sentaug.objectives.mlm.module import mlm_capacity
 from sentaug.train.inputs import EpochOrder, FixedShape, StepInputs, StepPreparer, batch_order, prepared_steps
 from sentaug.train.method import Method
 from sentaug.train.sources import training_data

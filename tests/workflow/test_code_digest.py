@@ -123,9 +123,11 @@ def test_our_rules_run_what_they_import_and_not_the_other_stages():
             "models/poolers.py", "models/tokens.py"} <= sts
     # evaluation does not run the trainer, the objectives or CARDS's augmentations
     assert not {f for f in sts if f.startswith(("train/", "objectives/", "augment/cards", "augment/augcse"))}
-    # the trainer runs its dev evaluation and the retrieval sampler
-    assert {"train/dev_score.py", "correlation.py", "index/sampling.py", "objectives/infonce.py", "config/spec.py"} \
-        <= files("train/trainer.py")
+    # the trainer runs its dev evaluation and the retrieval sampler; with the objectives' folder (the parts
+    # registry imports its modules by name: the train rule names it) their parts and torch modules
+    assert {"train/dev_score.py", "correlation.py", "index/sampling.py", "config/spec.py"} <= files("train/trainer.py")
+    assert {"objectives/infonce/__init__.py", "objectives/infonce/module.py", "objectives/mlm/module.py",
+            "parts/base.py"} <= files("train/trainer.py", "objectives")
     assert not {f for f in files("train/trainer.py") if f.startswith(("evaluate/", "report/"))}
 
     sda = files("augment/cache.py", augmentation_module("punctuation_insertion"))
@@ -171,7 +173,7 @@ def test_a_plugins_digest_covers_its_package_and_what_it_runs_of_sentaug_whereve
     single = code_files(SRC, str(site / "single.py"))                                 # a top-level module
     assert [f for f in single if Path(f).is_relative_to(site)] == [str(site / "single.py")]
     assert names(SRC, [f for f in single if not Path(f).is_relative_to(site)]) == [
-        "__init__.py", "augment/__init__.py", "augment/registry.py", "plugins.py"]
+        "__init__.py", "augment/__init__.py", "augment/registry.py", "params.py", "plugins.py"]    # Param: params.py
 
     def digest(edit=None) -> str:
         return code_digest(SRC, "augment/cache.py", str(plugin_copy(tmp_path, edit) / "myplug/aug.py"))

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import random
 
-from .registry import Param, register
+from ..params import Param
+from .registry import register
 
 PUNCTUATION = (",", ".", ";", ":", "!", "?", "'", '"', "-", "(", ")", "...")
 

@@ -58,7 +58,8 @@ from typing import Sequence
 
 from ..models.token_sequences import encode_tokens
 from .cards_words import WordTokenizer, classify, word_tokenizer
-from .registry import Param, register
+from ..params import Param
+from .registry import register
 
 _WORD = re.compile(r"[^ ]+")
 _VERSIONS = ("v1", "v2")

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import random
 
-from .registry import Param, register
+from ..params import Param
+from .registry import register
 
 DEL = "[DEL]"
 COMBOS = ("subs+del_word", "subs+del_span", "del_word+reorder", "del_span+reorder", "subs+del_word+reorder")

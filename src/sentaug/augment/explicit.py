@@ -24,7 +24,8 @@ import json
 import random
 from pathlib import Path
 
-from .registry import Param, register
+from ..params import Param
+from .registry import register
 
 
 def seed_globals(rng: random.Random, torch_too: bool = False) -> None:

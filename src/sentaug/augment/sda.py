@@ -27,7 +27,8 @@ Table 3 (benchmarks/augment_throughput.py):
 """
 from __future__ import annotations
 
-from .registry import Param, register
+from ..params import Param
+from .registry import register
 
 
 # --------------------------------------------------------------------------------------------------

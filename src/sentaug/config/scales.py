@@ -21,6 +21,15 @@ def scale_settings(config: dict, scale: str | None = None) -> dict:
     return config["scales"][scale or config["scale"]]
 
 
+def papers_scale(config: dict) -> str:
+    """The scale whose numbers compare with the papers' (`scales.<scale>.compares_with_papers`), the first of
+    config key `scales` that says so: the one whose runs, settings and bill stand beside the papers'."""
+    found = [scale for scale, settings in config["scales"].items() if settings["compares_with_papers"]]
+    if not found:
+        raise ConfigError("no scale compares with the papers: set scales.<scale>.compares_with_papers: true on one")
+    return found[0]
+
+
 def stand_in(config: dict, backbone: str, scale: str | None = None) -> str:
     """The backbone actually trained at this scale in place of the paper's `backbone`."""
     return scale_settings(config, scale)["backbones"].get(backbone, backbone)

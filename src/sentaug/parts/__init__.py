@@ -10,17 +10,23 @@ any number::
     objectives:    [{name: virtual_augmentation | discriminator | mlm, weight: w, ...settings}]
 
 (and, beside them, `head`, `augmented_view`, `labels`, `add_tokens`, `train`). `sentaug list parts` lists every
-registered part with its settings. Each kind's parts live in one module (`positives`, `negatives`, `losses`),
-registered with `register` (`registry`) on a class derived from the kind's base (`base`: the one interface every
-part has); `sentaug.train.method.Method` composes them in a loop.
+registered part with its settings. The sources live here, a module per kind (`positives`, `negatives`); the
+contrastive losses and objectives in `sentaug.objectives`, one file or package each, which this package imports
+by listing that folder (`registry.import_objectives`). Each is registered with `register` (`registry`) on a class
+derived from the kind's base (`base`: the one interface every part has, and what a part is given: `BuildContext`,
+`HostStep`, `DeviceStep`); `sentaug.train.method.Method` composes them in a loop.
 """
-from ..augment.registry import Param
-from . import losses, negatives, positives  # noqa: F401 (the built-in parts register on import)
-from .base import CORPUS_LINES, KINDS, NLI_TRIPLETS, ContrastiveLoss, NegativeSource, Objective, Part, PositiveSource
+from ..params import Param
+from . import negatives, positives  # noqa: F401 (the built-in parts register on import)
+from .base import (CORPUS_LINES, KINDS, NLI_TRIPLETS, BuildContext, ContrastiveLoss, DeviceStep, HostStep,
+                   NegativeSource, Objective, Part, PositiveSource)
 from .registry import (ENTRY_POINT_GROUP, Composition, augmentation_references, compose, declared, get,
-                       load_modules, method_schema, names, needs_lm_head, register, rename_settings, resolve)
+                       import_objectives, load_modules, method_schema, names, needs_lm_head, register,
+                       rename_settings, resolve)
 
-__all__ = ["Param", "CORPUS_LINES", "KINDS", "NLI_TRIPLETS", "ContrastiveLoss", "NegativeSource", "Objective", "Part",
-           "PositiveSource", "ENTRY_POINT_GROUP", "Composition", "augmentation_references", "compose", "declared",
-           "get", "load_modules", "method_schema", "names", "needs_lm_head", "register", "rename_settings",
-           "resolve"]
+__all__ = ["Param", "CORPUS_LINES", "KINDS", "NLI_TRIPLETS", "BuildContext", "ContrastiveLoss", "DeviceStep",
+           "HostStep", "NegativeSource", "Objective", "Part", "PositiveSource", "ENTRY_POINT_GROUP", "Composition",
+           "augmentation_references", "compose", "declared", "get", "load_modules", "method_schema", "names",
+           "needs_lm_head", "register", "rename_settings", "resolve"]
+
+import_objectives()     # last: their modules import this package's names

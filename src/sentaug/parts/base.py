@@ -13,21 +13,23 @@ and, for the trainer:
 - `prepare(step)`: the host's part of a step: texts to encode, tensors, draws from `step.generator` only;
 - `compute(step)`: the device's part, from the step's tensors alone: (loss or None, named parts to log).
 
-`prepare` gets a `sentaug.train.method.HostStep` and `compute` a `sentaug.train.method.DeviceStep`; every part
-of a method sees the same step, in the order positive, negatives, contrastive, objectives (so draws and texts
-come in that order). A part imports torch inside its methods: the workflow imports every part to check a
-configuration, and must not wait for torch to do so.
+`build` gets a `BuildContext`, `prepare` a `HostStep` and `compute` a `DeviceStep` (below: what a part may rely
+on; the trainer, `sentaug.train.method.Method`, makes them); every part of a method sees the same step, in the
+order positive, negatives, contrastive, objectives (so draws and texts come in that order). A part imports torch
+inside its methods: the workflow imports every part to check a configuration, and must not wait for torch to do
+so (this module imports none either).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
-from ..augment.registry import Param
+from ..params import Param
 
 CORPUS_LINES, NLI_TRIPLETS = "corpus lines", "NLI triplets"
-# The step-time table's measured overhead of a third sentence per example (retrieved, cached or NLI hard negatives)
-HARD_NEGATIVE = "simcse_retrieval"
+# The step-time table's key of the measured overhead of a third sentence per example (retrieved, cached or NLI hard
+# negatives): one key for the parts that add that work
+HARD_NEGATIVE = "hard_negative"
 
 
 @dataclass(frozen=True)
@@ -63,10 +65,16 @@ class Part:
     params: ClassVar[dict[str, Param]] = {}
     origin: ClassVar[str] = "sentaug"
     where: ClassVar[str] = ""
-    # The measured overhead (a step-time table's `overhead:` entry, sentaug.pricing.step_times) that stands for
-    # this part's work per step beyond SimCSE's; None: it adds none (an objective always adds some: one without a
-    # measurement is counted as SimCSE, and the bill says so).
+    # The key of the measured overhead (a step-time table's `overhead:` entry, sentaug.pricing.step_times) that
+    # stands for this part's work per step beyond SimCSE's; None: it adds none (an objective always adds some: one
+    # without a measurement is counted as SimCSE, and the bill says so).
     overhead: ClassVar[str | None] = None
+    # The keys of other parts' overheads that its measurement includes (it was timed on a method with those parts
+    # too): `step_overhead` divides them out.
+    overhead_with: ClassVar[tuple[str, ...]] = ()
+    # The table's SimCSE step (`steps:`, the base every overhead is a ratio to) runs this part: a method of such
+    # parts alone is that measured step, any other part not measured is counted as SimCSE's and the bill says so.
+    simcse_step: ClassVar[bool] = False
     feature: ClassVar[str] = ""           # what it is, in the bill's basis (default: its name)
     needs_views: ClassVar[bool] = False   # its step encodes the anchors and positives
     needs_lm_head: ClassVar[bool] = False  # it needs the backbone's masked-LM head
@@ -108,8 +116,14 @@ class Part:
         return self.overhead is not None
 
     def step_overhead(self, times) -> float | None:
-        """Its step's time over SimCSE's, from the step-time table `times` (None: not measured)."""
-        return times.overhead(self.overhead)
+        """Its step's time over SimCSE's, from the step-time table `times` (None: not measured): its overhead's
+        ratio over those of the parts it was measured with (`overhead_with`)."""
+        measured = times.overhead(self.overhead)
+        if measured is None:
+            return None
+        for other in self.overhead_with:
+            measured /= times.overhead(other)
+        return measured
 
     @property
     def step_work(self) -> str | None:
@@ -204,3 +218,73 @@ class Objective(Part):
         # the objectives are over this rank's slice: 1/world, so that summing the ranks' gradients gives the mean
         return self.settings["weight"] / world * loss
 
+
+# -- what a part is given: at build, and each step on the host and on the device
+@dataclass
+class BuildContext:
+    """What a part's `build` may use."""
+    spec: dict
+    encoder: Any            # sentaug.models.encoder's module: backbone, pooler and head
+    tokenizer: object
+    data: object
+    lm_head: Any | None     # the backbone's masked-LM head, where a part needs it (`Part.needs_lm_head`)
+    index_path: str | None
+    temperature: float
+    hidden_size: int
+
+
+class HostStep:
+    """The host's part of one step as the parts see it in `prepare`: this rank's slice of the batch (`mine`,
+    `size` examples), the step's `generator` (the only source of its random draws), the fixed `shape` (or None),
+    the texts to encode in the step's forward pass, by block (`encode`), and its `tensors`. `tokenize(texts,
+    width)` gives the ids of texts as the step's own are given (`sentaug.models.tokens.BatchTokenizer.encode`)."""
+
+    def __init__(self, method: str, batch, generator, shape, mine: slice, hidden_size: int,
+                 tokenize: Callable[[list[str], int | None], dict]):
+        self.batch, self.generator, self.shape = batch, generator, shape
+        self.mine = mine
+        self.size = len(batch.anchors[self.mine])
+        self.hidden_size = hidden_size
+        self.texts: list[str] = []
+        self.layout: list[tuple[str, int]] = []
+        self.tensors: dict[str, Any] = {}
+        self._method, self._tokenize = method, tokenize
+
+    def encode(self, block: str, texts: list[str]) -> None:
+        """Encode `texts` in the step's forward pass, as the block `block` (`DeviceStep.blocks`)."""
+        if any(name == block for name, _ in self.layout):
+            raise ValueError(f"two parts of method '{self._method}' encode a block named {block!r}")
+        self.layout.append((block, len(texts)))
+        self.texts += texts
+
+    def tokenize(self, texts: list[str]) -> dict:
+        """Ids and attention mask of `texts` on their own (an MLM's sentences), padded as the step pads."""
+        return self._tokenize(texts, self.shape.width if self.shape else None)
+
+
+class DeviceStep:
+    """The device's part of one step as the parts see it in `compute`: the step's `tensors`, the representations
+    `e` of every encoded text (before the head) and their projections `z`, `blocks` (name -> rows of e and z, in
+    the order of `layout`: (block, texts) pairs), `z1` and `z2` (the anchors' and positives' projections over the
+    global batch, `gathered`), `encoder` and `world` (the number of processes). A negative source sets
+    `negatives`: (extra columns, mask) for the contrastive loss. `gather` concatenates a tensor's rows over the
+    processes, this process's own in the graph (`sentaug.train.distributed.gather_with_grad`)."""
+
+    def __init__(self, encoder, tensors: dict, layout, world: int, gather: Callable):
+        from ..models import packing
+
+        self.encoder, self.tensors, self.world, self._gather = encoder, tensors, world, gather
+        self.blocks, start = {}, 0
+        for name, n in layout:
+            self.blocks[name], start = slice(start, start + n), start + n
+        self.negatives = None
+        if self.blocks:
+            packed = {k: self.tensors[k] for k in packing.PACKED} if "pack_ids" in self.tensors else None
+            self.e = encoder.represent(self.tensors.get("input_ids"), self.tensors["attention_mask"], packed=packed)
+            self.z = encoder.project(self.e)
+            self.z1, self.z2 = self.gathered("anchors"), self.gathered("positives")
+
+    def gathered(self, block: str):
+        """The projections of block `block` over the global batch: every process's rows in rank order, this
+        process's own in the graph."""
+        return self._gather(self.z[self.blocks[block]])

@@ -15,7 +15,7 @@ loss) or, with `shared: false`, its own only (AugCSE eq. 1).
 """
 from __future__ import annotations
 
-from ..augment.registry import Param
+from ..params import Param
 from .base import CORPUS_LINES, HARD_NEGATIVE, NLI_TRIPLETS, NegativeSource
 from .positives import HYPOTHESES, NLI_FIELDS
 from .registry import register
@@ -25,7 +25,7 @@ SHARED = Param(True, "every anchor sees every hard negative; false: its own only
 
 @register("in_batch", description="SimCSE: the batch's other positives alone")
 class InBatch(NegativeSource):
-    pass
+    simcse_step = True
 
 
 class _HardNegatives(NegativeSource):

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 
-from ..augment.registry import Param
+from ..params import Param
 from .base import HARD_NEGATIVE, NLI_TRIPLETS, PositiveSource
 from .registry import register
 
@@ -32,6 +32,7 @@ HYPOTHESES = tuple(NLI_FIELDS)
 
 @register("dropout", description="unsupervised SimCSE: the anchor itself, two dropout masks make the views")
 class DropoutPositive(PositiveSource):
+    simcse_step = True
     def pair(self, data, idx, step):
         originals = [data.originals[i] for i in idx]
         return originals, originals
@@ -106,13 +107,9 @@ class AugmentedViewPositive(PositiveSource):
                           choices=("none", "collator")),
           proportion=PROPORTION)
 class SwitchCasePositive(PositiveSource):
-    overhead = "cards"                  # measured with CARDS's retrieved negatives: CARDS = switch-case x retrieval
+    overhead = "switch_case"
+    overhead_with = (HARD_NEGATIVE,)    # timed on CARDS: CARDS = switch-case x retrieved negatives
     feature = "switch-case positives"
-
-    def step_overhead(self, times):
-        """CARDS's measured overhead over that of the part it was measured with (the retrieved negatives)."""
-        cards = times.overhead(self.overhead)
-        return None if cards is None else cards / times.overhead(HARD_NEGATIVE)
 
     def pair(self, data, idx, step):
         from ..augment.cards import switch_case

@@ -20,17 +20,22 @@ is global within its kind: registering one twice is an error naming both registr
 """
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from ..augment.registry import Param
+from ..params import Param
 from ..choices import did_you_mean
 from ..plugins import PluginError, PluginModules
 from .base import CORPUS_LINES, KINDS, ContrastiveLoss, NegativeSource, Objective, Part, PositiveSource
 
 ENTRY_POINT_GROUP = "sentaug.parts"
-# (the built-in parts are imported by the package, sentaug.parts)
+# The built-in contrastive losses and objectives: every module and package of the folder of sentaug.objectives (a
+# new one is a file there, and nothing else), imported by the package sentaug.parts after its own sources.
+OBJECTIVES = Path(__file__).resolve().parents[1] / "objectives"
 _PLUGINS = PluginModules("method part", ENTRY_POINT_GROUP)
 _REGISTRY: dict[tuple[str, str], type[Part]] = {}
 
@@ -59,6 +64,14 @@ def register(name: str, *, description: str, **params: Param):
         _REGISTRY[(kind, name)] = cls
         return cls
     return deco
+
+
+def import_objectives() -> None:
+    """Import every module and package of OBJECTIVES, in the order of their names: each registers its parts. By
+    name found in the folder, as plugins are imported: a training job's code digest names the folder
+    (rules/common.smk), which no import it makes reaches."""
+    for module in pkgutil.iter_modules([str(OBJECTIVES)]):
+        importlib.import_module(f"sentaug.objectives.{module.name}")
 
 
 def load_modules(modules, origin: str = "config key parts.modules") -> None:

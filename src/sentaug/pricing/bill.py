@@ -485,6 +485,7 @@ def cmd_cost(a) -> None:
     if a.front_page:     # the front page sets the build beside the paper scale's projection
         from .report_data import write_report_data
 
-        paper = bill if bill.scale == "paper" else compute_bill(
-            a.targets, "paper", a.device, config, [*snakemake.configfile, *a.configfile], a.speedup, a.sharing_gain)
+        paper = bill if bill.workflow.S["compares_with_papers"] else compute_bill(
+            a.targets, sc.papers_scale(bill.workflow.config), a.device, config, [*snakemake.configfile, *a.configfile],
+            a.speedup, a.sharing_gain)
         print(f"front page data: {write_report_data(bill, paper)}")

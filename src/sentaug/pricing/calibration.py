@@ -24,10 +24,14 @@ from pathlib import Path
 
 import yaml
 
+from .. import config as sc
 from ..io import atomic_path
+from ..parts import compose
 from .step_times import TABLES, shape_key
 
 RESULTS = Path(__file__).resolve().parents[3] / "benchmarks" / "results"
+# The methods the benchmarks time, as they declare them (gpu_training.py's `overhead` rows are config.yaml's methods)
+CONFIG = Path(__file__).resolve().parents[3] / "config.yaml"
 MEASURED = "measured.yaml"       # a folder's record of the commit and date its figures were measured at
 UNKNOWN = "unknown"
 # A one-run baseline is steady when its window starts this many steps in (past the capture and the warm-up
@@ -46,11 +50,27 @@ OPT_IN_PATHS = ("graph_compiled", "ours_compiled")
 BENCHMARK_SHAPES = {"base": {"layers": 12, "hidden": 768, "intermediate": 3072}}
 
 
-def overhead_bases(rows: dict):
+def overhead_key(method: str, methods: dict) -> str | None:
+    """The key under which the step-time table keeps the overhead that a timed method measures: of the method's
+    parts with a measured overhead (`Part.overhead`), the one measured with all the others (`overhead_with`:
+    CARDS times switch-case positives with retrieved negatives); None for a method of SimCSE's step's parts
+    alone (`Part.simcse_step`), the base the others are taken against."""
+    parts = compose(methods[method], method).parts
+    keyed = [part for part in parts if part.overhead]
+    if not keyed and all(part.simcse_step for part in parts):
+        return None
+    for part in keyed:
+        if {other.overhead for other in keyed if other is not part} <= set(part.overhead_with):
+            return part.overhead
+    raise ValueError(f"benchmark method '{method}': no part of it stands for its measured overhead (its parts' "
+                     f"overheads: {', '.join(p.overhead for p in keyed) or 'none'})")
+
+
+def overhead_bases(rows: dict, methods: dict):
     """(path, SimCSE's ms on it) to take a method's overhead against: the rows of gpu_training.py's `overhead`
     section hold one timing per path (graph, eager) since issue 43 (the fastest SimCSE path: what jobs run),
-    one timing alone before it (path None)."""
-    simcse = rows.get("simcse") or {}
+    one timing alone before it (path None). SimCSE's row: the method that `overhead_key` finds to be the base."""
+    simcse = next((row for method, row in rows.items() if overhead_key(method, methods) is None), {})
     if simcse.get("median_step_ms"):
         return [(None, simcse["median_step_ms"])]
     paths = {k: v["median_step_ms"] for k, v in simcse.items() if isinstance(v, dict) and v.get("median_step_ms")
@@ -66,6 +86,7 @@ class _Readings:
         self.glue, self.glue_shapes, self.embedding, self.startup = {}, {}, {}, {}
         self.glue_peaks: dict[tuple[str, str], tuple[str, float]] = {}    # (backbone, key) -> (date, GiB)
         self.measured, self.sources = {}, {}            # scalar figures' provenance; every file read
+        self.methods = sc.load_yaml(CONFIG)["methods"]  # what the benchmarks' timed methods are made of
         self.concurrency: list[dict] = []               # gpu_concurrency.py's rows, paired in `sharing_sections`
         self.lengths, self.devices = set(), set()
 
@@ -120,14 +141,16 @@ class _Readings:
                       {"ms": round(paths_ms[fastest], 3), "path": fastest, **where}, "ms")
 
     def overhead_section(self, rows: dict, args: dict, size: str, where: dict) -> None:
-        """gpu_training.py's methods: each one's step over SimCSE's on the same path."""
-        for path_name, base in overhead_bases(rows):
+        """gpu_training.py's methods: each one's step over SimCSE's on the same path, under the key of the part
+        whose overhead it measures (`overhead_key`), with the method it timed."""
+        for path_name, base in overhead_bases(rows, self.methods):
             self.lengths.add(int(args.get("length", 32)))
             for method, row in rows.items():
                 ms = (row.get(path_name) or {}).get("median_step_ms") if path_name else row.get("median_step_ms")
-                if method != "simcse" and ms:
-                    _keep(self.overhead, method, {"ratio": round(ms / base, 3), "at": f"bert-{size}/64",
-                                                  **({"path": path_name} if path_name else {}), **where}, "ratio")
+                key = overhead_key(method, self.methods)
+                if key is not None and ms:
+                    _keep(self.overhead, key, {"ratio": round(ms / base, 3), "at": f"bert-{size}/64", "method": method,
+                                               **({"path": path_name} if path_name else {}), **where}, "ratio")
 
     def dev_section(self, dev: dict | None, where: dict) -> None:
         """gpu_training.py's dev evaluation and best-model writes (the device copy of the best model: since issue

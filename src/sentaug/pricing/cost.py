@@ -40,7 +40,6 @@ from pathlib import Path
 
 import yaml
 
-from ..config import split_variant
 from ..parts import NLI_TRIPLETS, compose
 from ..train.run_length import total_steps
 from .step_times import Source, StepTimes, flops_per_token
@@ -198,8 +197,8 @@ def step_setting(spec: dict) -> str:
 
 def overhead_sources(times: StepTimes, spec: dict) -> list[Source]:
     """The measured overheads `method_overhead` prices a method's step from."""
-    if times.overhead(spec["method"]) is not None:
-        return [times.overhead_source(spec["method"])]
+    if (timed := times.overhead_timing(spec["method"])) is not None:
+        return [times.overhead_source(timed)]
     return [times.overhead_source(part.overhead) for part in compose(spec).parts
             if part.adds_work and part.overhead and times.overhead(part.overhead) is not None]
 
@@ -213,14 +212,16 @@ def sharing_gain(times: StepTimes, config: dict, spec: dict, runs_per_gpu: int) 
 
 
 def method_overhead(times: StepTimes, spec: dict, setting: str) -> tuple[float, list[str]]:
-    """The ratio of a method's step to SimCSE's at `setting` (<backbone key>/<batch>), from the measured
-    overheads of its features."""
+    """The ratio of a method's step to SimCSE's at `setting` (<backbone key>/<batch>): the measured overhead that
+    timed this method itself (`StepTimes.overhead_timing`), else the product of its parts' measured overheads,
+    each under the part's own key (`Part.overhead`)."""
     method = spec["method"]
-    if times.overhead(method) is not None:
-        at = times.overhead_at(method)
-        return times.overhead(method), [] if at == setting else [f"{method}'s overhead measured at {at}"]
+    if (timed := times.overhead_timing(method)) is not None:
+        at = times.overhead_at(timed)
+        return times.overhead(timed), [] if at == setting else [f"{method}'s overhead measured at {at}"]
     # each part that adds work to SimCSE's step, priced by the measured overhead that stands for it (sentaug.parts)
-    factors = [part for part in compose(spec).parts if part.adds_work]
+    parts = compose(spec).parts
+    factors = [part for part in parts if part.adds_work]
     ratio, basis = 1.0, []
     for part in factors:
         feature = part.feature or part.name
@@ -230,7 +231,7 @@ def method_overhead(times: StepTimes, spec: dict, setting: str) -> tuple[float, 
             continue
         ratio *= r
         basis.append(f"{feature}: overhead of {part.overhead} ({times.overhead_at(part.overhead)}) x{r:.3f}")
-    if not factors and split_variant(method)[0] != "simcse":   # a SimCSE variant is SimCSE's step
+    if not factors and not all(part.simcse_step for part in parts):   # SimCSE's own parts: its measured step
         basis.append(f"{method}: counted as SimCSE (same sentences per step; its own overhead not measured)")
     return ratio, basis
 

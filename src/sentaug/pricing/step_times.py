@@ -13,8 +13,10 @@ A table (YAML; every measured row carries `from`: its file under benchmarks/resu
     steps:                              SimCSE steps (dropout positive, in-batch negatives): median ms per
       bert-base:                        optimizer step of a <arch>-<size> backbone, by batch size
         64: {ms: 12.521, path: graph, from: ..., commit: 21dcf42, date: '2026-11-26'}
-    overhead:                           a method's step over SimCSE's, as a ratio, measured where it says
-      cards: {ratio: 1.358, at: bert-base/64, path: graph, from: ..., commit: ..., date: ...}
+    overhead:                           a part's step over SimCSE's, as a ratio, under the part's key
+      switch_case: {ratio: 1.358, at: bert-base/64, method: cards, path: graph, from: ..., commit: ..., date: ...}
+                                        (sentaug.parts: `Part.overhead`), measured where it says (`at`) on a
+                                        method (`method`) whose step adds that part's work to SimCSE's
     sharing:                            k runs on one GPU at once: their aggregate steps per second over ONE STEADY
       bert-base/b64/L32/simcse:         run's (gpu_concurrency.py), per shape (<arch>-<size>/b<batch>/L<length>/
         4: {gain: 1.38, mps: true, ...} <work>); a shape without one gains nothing (1.0)
@@ -296,17 +298,23 @@ class StepTimes:
                 return float(row["gain"]), source(f"{runs_per_gpu} runs sharing a GPU ({key})", "train", row)
         return 1.0, None
 
-    def overhead(self, method: str) -> float | None:
-        row = (self.table.get("overhead") or {}).get(method)
+    def overhead(self, key: str) -> float | None:
+        row = (self.table.get("overhead") or {}).get(key)
         return float(row["ratio"]) if row else None
 
-    def overhead_at(self, method: str) -> str | None:
-        row = (self.table.get("overhead") or {}).get(method)
+    def overhead_at(self, key: str) -> str | None:
+        row = (self.table.get("overhead") or {}).get(key)
         return row.get("at") if row else None
 
-    def overhead_source(self, method: str) -> Source | None:
-        row = (self.table.get("overhead") or {}).get(method)
-        return source(f"{method}'s overhead", "train", row) if row else None
+    def overhead_source(self, key: str) -> Source | None:
+        row = (self.table.get("overhead") or {}).get(key)
+        return source(f"{key}'s overhead", "train", row) if row else None
+
+    def overhead_timing(self, method: str) -> str | None:
+        """The key of the overhead that was measured on `method` itself (its row's `method`), whose ratio is then
+        this method's whole step over SimCSE's; None when no row timed it."""
+        return next((key for key, row in (self.table.get("overhead") or {}).items() if row.get("method") == method),
+                    None)
 
     def evaluation(self, what: str) -> float:
         return float(self.table["evaluation"][what])

@@ -161,7 +161,7 @@ def render_tex(records: list[dict], scale: str, meta: dict) -> str:
                f"{meta.get('n_cosine', '?')} lines; 'changed': over the changed lines of it). Agree: the share "
                "of the reference implementation's cases our operation reproduces (exactly, or for random draws the "
                "same decision to change from the same pool; cases in parentheses; \\texttt{sentaug conformance}).")
-    if scale != "paper":
+    if not meta.get("compares_with_papers"):
         caption += f" Built at scale \\texttt{{{scale}}}, below paper scale."
     lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{caption}}}", r"\label{tab:augmentation-census}",
               r"\end{table}"]

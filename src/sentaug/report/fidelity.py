@@ -182,7 +182,7 @@ def run_seeds(wf, run: Run) -> list[int]:
     if run.paper == "leaderboard":
         from .leaderboard import board_seeds
 
-        return board_seeds(wf.leaderboard, "paper")
+        return board_seeds(wf.leaderboard, wf.scale)
     return list(wf.seeds)
 
 

@@ -23,9 +23,11 @@ Panel kinds:
     token_pca  backbone, colour: category | frequency: the 2-D PCA of the backbone's token embeddings
                (`sentaug token-pca`), one dot per token; its CSV holds every token's coordinates.
 
-A kind is `PANEL_KINDS[name] = (points, draw)`; a kind whose points are not metrics averaged over seeds also
-gives `PANEL_RECORDS[name]`, which turns a point into its CSV records. Below paper scale the paper's values are
-written beside our points rather than drawn on our axis: the scales differ too much to share one.
+A kind is `PANEL_KINDS[name] = (points, draw)`, called `draw(ax, panel, records, meta)` (`meta`: the figure's,
+which its caption reads too); a kind whose points are not metrics averaged over seeds also gives
+`PANEL_RECORDS[name]`, which turns a point into its CSV records. At a scale whose numbers do not compare with the
+papers' (`scales.<scale>.compares_with_papers`) the paper's values are written beside our points rather than
+drawn on our axis: the scales differ too much to share one.
 More kinds live in `sentaug.report.panels_embedding` (projections, training curves, distributions) and
 `sentaug.report.panels_augmentation` (augmentation sweeps, per-augmentation tables, their correlations); each
 module declares its own PANEL_KINDS and PANEL_RECORDS, merged here (they import nothing from this module).
@@ -103,9 +105,10 @@ def bar_points(wf, paper: str, panel: dict) -> list[dict]:
 PAPER_NOTE = "paper-note"     # gid of the texts that write the paper's values beside our points
 
 
-def _paper_on_axis(records: list[dict]) -> bool:
-    """Draw the paper's values on our axis only at paper scale (below it they are written as text)."""
-    return bool(records) and records[0].get("scale", "paper") == "paper"
+def _paper_on_axis(records: list[dict], meta: dict) -> bool:
+    """Draw the paper's values on our axis only at a scale whose numbers compare with them (`meta`, config key
+    `scales.<scale>.compares_with_papers`); below it they are written as text."""
+    return bool(records) and bool(meta.get("compares_with_papers"))
 
 
 def _annotate_paper(ax, x, y_ours, value, colour, leftward: bool = False) -> None:
@@ -131,8 +134,8 @@ def _separate_paper_notes(fig) -> None:
         placed.append(box)
 
 
-def _draw_sweep(ax, panel: dict, records: list[dict]) -> None:
-    on_axis = _paper_on_axis(records)
+def _draw_sweep(ax, panel: dict, records: list[dict], meta: dict) -> None:
+    on_axis = _paper_on_axis(records, meta)
     last_x = max((r["x"] for r in records if r["x"] is not None), default=None)
     y_metrics = _metrics(panel["y"])
     axes = [(ax, y_metrics, panel["y"]["label"], "-", "o")]
@@ -173,8 +176,8 @@ def _draw_sweep(ax, panel: dict, records: list[dict]) -> None:
     ax.set_xlabel(panel["x"]["label"])
 
 
-def _draw_bars(ax, panel: dict, records: list[dict]) -> None:
-    on_axis = _paper_on_axis(records)
+def _draw_bars(ax, panel: dict, records: list[dict], meta: dict) -> None:
+    on_axis = _paper_on_axis(records, meta)
     series = list(dict.fromkeys(r["series"] for r in records))
     metrics = list(dict.fromkeys(r["metric"] for r in records))
     width = 0.8 / len(series)
@@ -217,7 +220,7 @@ CATEGORY_STYLE = {"lower": ("tab:green", "lower-case beginning"), "upper": ("tab
                   "subtoken": ("tab:red", "sub-token")}
 
 
-def _draw_token_pca(ax, panel: dict, records: list[dict]) -> None:
+def _draw_token_pca(ax, panel: dict, records: list[dict], meta: dict) -> None:
     import math
     import random
 
@@ -308,14 +311,14 @@ def caption(paper: dict, figure: str, scale: str, meta: dict) -> str:
     if kinds - set(PANEL_RECORDS):
         seeds = meta.get("seeds", "?")
         text += f" Ours: mean ± sd over {seeds} seed{'' if seeds == 1 else 's'}; "
-        text += ("x markers: the paper's values where its text gives them." if scale == "paper" else
+        text += ("x markers: the paper's values where its text gives them." if meta.get("compares_with_papers") else
                  "the paper's values, where its text gives them, are written beside our points.")
     stand_ins = meta.get("stand_ins", {})
     backbones = figure_backbones(spec)
     if backbones:
         text += " Backbone: " + ", ".join(
             f"{stand_ins[b]} (stand-in for {b})" if stand_ins.get(b, b) != b else b for b in backbones) + "."
-    if scale != "paper":
+    if not meta.get("compares_with_papers"):
         slices = (f"; slices of the official data files, the rest of each left out: {'; '.join(meta['slices'])}"
                   if meta.get("slices") else "")
         text += (f" Built at scale '{scale}', below paper scale (corpus: {meta.get('corpus', '?')}{slices}): the "
@@ -363,7 +366,7 @@ def render_figure(paper_file: str, figure: str, inputs: str, out: str, scale: st
     for ax in grid.flat[len(panels):]:
         ax.set_visible(False)
     for i, (ax, panel) in enumerate(zip(grid.flat, panels)):
-        PANEL_KINDS[panel["kind"]][1](ax, panel, [r for r in records if r["panel"] == i])
+        PANEL_KINDS[panel["kind"]][1](ax, panel, [r for r in records if r["panel"] == i], meta)
         ax.set_title(panel.get("title", ""))
         if ax.get_legend() is None:     # a kind may place its own legend
             _panel_legend(fig, ax)

@@ -110,7 +110,8 @@ def built_section(data: dict, papers: list[dict]) -> list[str]:
     skipped = sum(t["state"] == "skipped" for t in tables)
     runs = [j for j in data["built"]["jobs"] if j["kind"] == "train"]
     figures = sum(p["figures"] for p in papers), sum(p["figures_declared"] for p in papers)
-    backbones = f"stand-in backbones {_stand_ins(build['stand_ins'])}" if scale != "paper" else "the papers' backbones"
+    backbones = ("the papers' backbones" if build.get("compares_with_papers")
+                 else f"stand-in backbones {_stand_ins(build['stand_ins'])}")
     origin = ORIGINS.get(build["data"], build["data"])
     seeds = build["seeds"]
     e = rst_escape

@@ -220,7 +220,7 @@ def caption(spec: dict, scale: str, meta: dict, backbone: str, added_key: str | 
                  f"each {spec['baseline']} seed.")
     if added_key:
         text += " " + sc.ADDED_NOTE.format(key=added_key)
-    if scale != "paper":
+    if not meta.get("compares_with_papers"):
         slices = (f" (slices of the official data files, the rest of each left out: {'; '.join(meta['slices'])})"
                   if meta.get("slices") else "")
         text += (f" Built at scale '{scale}', below paper scale{slices}: compare the signs of Δ with the papers' "

@@ -148,7 +148,7 @@ def page_caption(kind: str, spec: dict | None, name: str, scale: str, meta: dict
         from .tables import quoted_note
 
         text += " " + quoted_note(meta)
-    if scale != "paper":
+    if not meta.get("compares_with_papers"):
         from .tables import scale_note
 
         text += " " + scale_note(f"'{scale}'", meta)

@@ -91,7 +91,7 @@ def augmentation_sweep_points(wf, paper: str, panel: dict) -> list[dict]:
     return points
 
 
-def draw_augmentation_sweep(ax, panel: dict, records: list[dict]) -> None:
+def draw_augmentation_sweep(ax, panel: dict, records: list[dict], meta: dict) -> None:
     draw_lines(ax, records, panel["x"]["label"], panel["y"]["label"])
 
 
@@ -124,7 +124,7 @@ def augmentation_table_points(wf, paper: str, panel: dict) -> list[dict]:
     return points
 
 
-def draw_augmentation_table(ax, panel: dict, records: list[dict]) -> None:
+def draw_augmentation_table(ax, panel: dict, records: list[dict], meta: dict) -> None:
     rows = list(dict.fromkeys(r["x"] for r in records))
     cols = [c["label"] for c in panel["columns"]]
     cell = {(r["x"], r["series"]): r for r in records}
@@ -196,7 +196,7 @@ def read_correlation(point: dict) -> list[dict]:
     return out
 
 
-def draw_correlation(ax, panel: dict, records: list[dict]) -> None:
+def draw_correlation(ax, panel: dict, records: list[dict], meta: dict) -> None:
     cols = list(dict.fromkeys(r["series"] for r in records))
     cell = {(r["series"], r["x"]): r for r in records}
     grid = np.array([[np.nan if cell[(a, b)]["mean"] is None else cell[(a, b)]["mean"] for b in cols]

@@ -150,7 +150,7 @@ def draw_lines(ax, records: list[dict], xlabel: str, ylabel: str, log_x: bool = 
     ax.set_ylabel(ylabel)
 
 
-def draw_result_curve(ax, panel: dict, records: list[dict]) -> None:
+def draw_result_curve(ax, panel: dict, records: list[dict], meta: dict) -> None:
     draw_lines(ax, records, panel["x"]["label"], panel["y"]["label"], panel["x"].get("log", False))
 
 
@@ -210,7 +210,7 @@ def read_nli(point: dict) -> list[dict]:
     return records
 
 
-def draw_nli(ax, panel: dict, records: list[dict]) -> None:
+def draw_nli(ax, panel: dict, records: list[dict], meta: dict) -> None:
     show = panel["show"]
     for i, series in enumerate(dict.fromkeys(r["series"] for r in records)):
         mine = [r for r in records if r["series"] == series]
@@ -259,7 +259,7 @@ def read_projection(point: dict) -> list[dict]:
             for lab, x, y in zip(data["labels"], data["x"], data["y"])]
 
 
-def draw_projection(ax, panel: dict, records: list[dict]) -> None:
+def draw_projection(ax, panel: dict, records: list[dict], meta: dict) -> None:
     import matplotlib
 
     labels = list(dict.fromkeys(r["series"] for r in records))
@@ -319,7 +319,7 @@ def read_curve(point: dict) -> list[dict]:
     return out
 
 
-def draw_training_curve(ax, panel: dict, records: list[dict]) -> None:
+def draw_training_curve(ax, panel: dict, records: list[dict], meta: dict) -> None:
     for i, series in enumerate(dict.fromkeys(r["series"] for r in records)):
         pts = sorted((r for r in records if r["series"] == series), key=lambda r: r["x"])
         x, m = np.array([r["x"] for r in pts]), np.array([r["mean"] for r in pts])

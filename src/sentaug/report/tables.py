@@ -125,7 +125,7 @@ def render_tex(paper: dict, table_name: str, records: list[dict], scale: str, me
     spec = table.get("format", ".2f")
     caption = f"{paper.get('short', '')} {table_name}: {table['caption']} "
     caption += ("Reproduced: mean $\\pm$ sd over seeds; paper: as reported; $\\Delta$ = reproduced $-$ paper. ")
-    if scale != "paper":
+    if not meta.get("compares_with_papers"):
         caption += scale_note(f"\\texttt{{{scale}}}", meta, _tex) + " "
     if any(r.get("added") for r in records):
         caption += _tex(ADDED_NOTE.format(key="add_rows")) + " "

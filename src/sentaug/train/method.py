@@ -17,15 +17,13 @@ only where it writes a log line.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
 from torch import nn
 
 from ..models.token_sequences import TOKENS_PREFIX
 from ..models import packing
 from ..models.tokens import BatchTokenizer, mixed_ids
-from ..parts import compose
+from ..parts import BuildContext, DeviceStep, HostStep, compose
 from . import distributed
 from .inputs import FixedShape, StepInputs
 from .sources import Batch, TrainingData
@@ -37,70 +35,6 @@ def encode_mixed(tokenizer, texts: list[str], max_length: int, width: int | None
     padding = {"padding": True} if width is None else {"padding": "max_length", "max_length": width}
     return dict(tokenizer.pad({"input_ids": mixed_ids(tokenizer, texts, max_length)}, return_tensors="pt",
                               **padding))
-
-
-@dataclass
-class BuildContext:
-    """What a part's `build` may use."""
-    spec: dict
-    encoder: nn.Module
-    tokenizer: object
-    data: object
-    lm_head: nn.Module | None
-    index_path: str | None
-    temperature: float
-    hidden_size: int
-
-
-class HostStep:
-    """The host's part of one step as the parts see it in `prepare`: this rank's slice of the batch (`mine`,
-    `size` examples), the step's `generator` (the only source of its random draws), the fixed `shape` (or None),
-    the texts to encode in the step's forward pass, by block (`encode`), and its `tensors`."""
-
-    def __init__(self, method: "Method", batch: Batch, generator: torch.Generator, shape: FixedShape | None):
-        self.method, self.batch, self.generator, self.shape = method, batch, generator, shape
-        self.mine = distributed.local_slice(batch.anchors, len(batch.anchors))
-        self.size = len(batch.anchors[self.mine])
-        self.hidden_size = method.encoder.backbone.config.hidden_size
-        self.texts: list[str] = []
-        self.layout: list[tuple[str, int]] = []
-        self.tensors: dict[str, torch.Tensor] = {}
-
-    def encode(self, block: str, texts: list[str]) -> None:
-        """Encode `texts` in the step's forward pass, as the block `block` (`DeviceStep.blocks`)."""
-        if any(name == block for name, _ in self.layout):
-            raise ValueError(f"two parts of method '{self.method.spec['method']}' encode a block named {block!r}")
-        self.layout.append((block, len(texts)))
-        self.texts += texts
-
-    def tokenize(self, texts: list[str]) -> dict[str, torch.Tensor]:
-        """Ids and attention mask of `texts` on their own (an MLM's sentences), padded as the step pads."""
-        return self.method.batch_tokenizer.encode(texts, self.shape.width if self.shape else None)
-
-
-class DeviceStep:
-    """The device's part of one step as the parts see it in `compute`: the step's `tensors`, the representations
-    `e` of every encoded text (before the head) and their projections `z`, `blocks` (name -> rows of e and z),
-    `z1` and `z2` (the anchors' and positives' projections over the global batch, `gathered`), `encoder` and
-    `world` (the number of processes). A negative source sets `negatives`: (extra columns, mask) for the
-    contrastive loss."""
-
-    def __init__(self, encoder, inputs: StepInputs):
-        self.encoder, self.tensors, self.world = encoder, inputs.tensors, distributed.world()[0]
-        self.blocks, start = {}, 0
-        for name, n in inputs.layout:
-            self.blocks[name], start = slice(start, start + n), start + n
-        self.negatives = None
-        if self.blocks:
-            packed = {k: self.tensors[k] for k in packing.PACKED} if "pack_ids" in self.tensors else None
-            self.e = encoder.represent(self.tensors.get("input_ids"), self.tensors["attention_mask"], packed=packed)
-            self.z = encoder.project(self.e)
-            self.z1, self.z2 = self.gathered("anchors"), self.gathered("positives")
-
-    def gathered(self, block: str) -> torch.Tensor:
-        """The projections of block `block` over the global batch: every process's rows in rank order, this
-        process's own in the graph (`sentaug.train.distributed.gather_with_grad`)."""
-        return distributed.gather_with_grad(self.z[self.blocks[block]])
 
 
 class Method(nn.Module):
@@ -150,7 +84,9 @@ class Method(nn.Module):
         part's block: retrieved or batch negatives, augmented views), and every random draw, from one generator
         seeded by (seed, step), part after part (retrieved negatives, then each objective's: VaSCL's noise, MLM
         masks). `shape`: pad to fixed shapes (`FixedShape`)."""
-        host = HostStep(self, batch, torch.Generator().manual_seed(self.spec["seed"] * 1_000_003 + step), shape)
+        host = HostStep(self.spec["method"], batch, torch.Generator().manual_seed(self.spec["seed"] * 1_000_003 + step),
+                        shape, distributed.local_slice(batch.anchors, len(batch.anchors)),
+                        self.encoder.backbone.config.hidden_size, self.batch_tokenizer.encode)
         lookups = (self.batch_tokenizer.hits, self.batch_tokenizer.misses)
         if self.views:
             host.encode("anchors", batch.anchors[host.mine])
@@ -173,7 +109,7 @@ class Method(nn.Module):
         Under data parallelism (`sentaug.train.distributed`) this rank encodes its slice; the contrastive
         loss is over the gathered global batch, the other objectives over this rank's slice, scaled by
         1/world so that summing the ranks' gradients gives their global mean."""
-        step = DeviceStep(self.encoder, x)
+        step = DeviceStep(self.encoder, x.tensors, x.layout, distributed.world()[0], distributed.gather_with_grad)
         total, logged = None, {}
         for part in self.parts:
             value, named = part.compute(step)

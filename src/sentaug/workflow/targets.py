@@ -114,7 +114,8 @@ class Workflow:
         stand_ins = self.S["backbones"]
         if backbones is not None:
             stand_ins = {b: s for b, s in stand_ins.items() if b in backbones}
-        return {"stand_ins": stand_ins, "corpus": self.corpus, "seeds": len(self.seeds), "data": self.origin}
+        return {"stand_ins": stand_ins, "corpus": self.corpus, "seeds": len(self.seeds), "data": self.origin,
+                "compares_with_papers": self.S["compares_with_papers"]}
 
     def table_meta(self, paper: str, table: str) -> dict:
         from ..report.kinds import table_kind

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..registry import Param, register
+from ...params import Param
+from ..registry import register
 from . import data
 from .common import FAMILY, WORD, synsets, untokenize, wn
 

@@ -7,7 +7,8 @@ import re
 import string
 from functools import lru_cache
 
-from ..registry import Param, register
+from ...params import Param
+from ..registry import register
 from . import data
 from .common import FAMILY, past_tense, third_person
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from ..registry import Param, register
+from ...params import Param
+from ..registry import register
 from . import data
 from .common import FAMILY, UPOS_WORDNET, synsets, untokenize, wordlist
 

@@ -20,7 +20,8 @@ import re
 import string
 from functools import lru_cache
 
-from ..registry import Param, register
+from ...params import Param
+from ..registry import register
 from .common import FAMILY, WORD, match_case
 
 _NLPAUG_SPLIT = re.compile(r"(\W)")

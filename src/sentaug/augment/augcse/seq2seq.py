@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..registry import Param, register
+from ...params import Param
+from ..registry import register
 from .common import FAMILY
 
 

@@ -12,7 +12,7 @@ Variants (Table 6): `labels="type"` (AugCSE), `labels="bool"` (augmented or not:
 AugCSE's released code (PootieT/AugCSE, training/discriminator.py, training/train_text_classification.py) builds
 it as `width=2` (2h -> 4h -> classes) with `final_tanh=True` (tanh after every layer, the last included, so the
 "logits" BCE reads lie in [-1, 1]); the part feeds it the projected, batch-normed vectors and puts "unchanged"
-last (`sentaug.parts.losses`, settings `inputs` and `unchanged`).
+last (`sentaug.objectives.discriminator`, settings `inputs` and `unchanged`).
 
 `loss_and_accuracy` also returns the discriminator's accuracy on the batch (its arg-max class against the
 label; AugCSE Figure 5 plots it over training), as a detached tensor so that the trainer can accumulate it
