@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from . import cost
-from .evaluations import Evaluation, pretrained_evaluation, run_evaluation
+from .evaluations import Evaluation, load_suites, pretrained_evaluation, run_evaluation
 
 # Columns of the bill a priced job falls in.
 TRAIN, GLUE, EVAL = "train", "glue", "eval"
@@ -46,6 +46,7 @@ def _train(workflow, w: dict, times, startup: str = cost.OWN):
 
 def _evaluation(name_to_evaluation: Callable[[str], Evaluation]) -> Callable:
     def price(workflow, w: dict, times, startup: str = cost.OWN):
+        load_suites(workflow.config)        # a suite of the configuration's plugins is priced as a built-in one
         evaluation = name_to_evaluation(w["evaluation"])
         if evaluation.suite == "glue":
             options = dict(item.partition("=")[::2] for item in evaluation.options.split("~") if item)
