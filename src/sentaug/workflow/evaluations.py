@@ -22,7 +22,6 @@ GLUE_OPTIONS = {"rdrop": "--rdrop", "switch_case": "--switch-case", "recipe": "-
 LOWERCASE = "sts_lowercase"      # STS with every sentence lower-cased
 
 
-
 def load_suites(config: dict) -> None:
     """Import the modules config key `suites.modules` names: plugins that register evaluation suites."""
     registry.load_modules((config.get("suites") or {}).get("modules") or [])
