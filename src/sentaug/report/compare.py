@@ -22,7 +22,8 @@ import json
 from pathlib import Path
 
 from .. import config as sc
-from .leaderboard import caption, check_rows, check_seeds, leaderboard_path, leaderboard_records, write_board
+from .leaderboard import (added_key, caption, check_rows, check_seeds, leaderboard_path, leaderboard_records,
+                          write_board)
 
 
 def comparison_spec(config: dict, board: dict | None, name: str) -> dict:
@@ -81,5 +82,6 @@ def render_comparison(name: str, inputs: str, out: str, scale: str) -> None:
     spec = given["spec"]
     backbone = spec["backbones"][0]
     records = leaderboard_records(spec, given["rows"], scale, backbone)
-    text = caption(spec, scale, given.get("meta", {}), backbone, f"comparisons.{name}.rows")
+    text = caption(spec, scale, given.get("meta", {}), backbone,
+                   added_key(spec["rows"], f"comparisons.{name}.rows"))      # none where it adds no rows
     write_board(spec, records, text, backbone, Path(out), f"tab:compare-{name}")
