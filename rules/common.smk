@@ -18,7 +18,8 @@ from sentaug.snakemake_hooks import (announce_first_table, augmentation_module, 
                                      stop_job_server)
 from sentaug.train.mps import start_for_local_run as start_mps, stop_for_local_run as stop_mps
 from sentaug.workflow import Workflow, data_folders, parse_token_key
-from sentaug.workflow.evaluations import PRETRAINED_EVALUATION, RUN_EVALUATION, pretrained_evaluation, run_evaluation
+from sentaug.workflow.evaluations import (load_suites, pretrained_evaluation, pretrained_evaluation_pattern,
+                                         run_evaluation, run_evaluation_pattern)
 
 SRC = Path(workflow.basedir) / "src"
 export_job_environment(SRC, sys.executable)   # jobs import this checkout's src with this interpreter
@@ -28,6 +29,7 @@ R = config.get("results", "results")
 REPORTING = reporting()
 if workflow.is_main_process:    # a second run in this folder: its lock error says whether the other one is alive
     explain_locks()
+load_suites(config)     # the suites of config key suites.modules: evaluations as the built-in ones are
 W = Workflow(config, results=R)
 SCALE = W.scale
 S = W.S

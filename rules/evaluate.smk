@@ -1,4 +1,5 @@
-# Stage 4: evaluation. A model's result on a suite (sentaug.evaluate.suites: STS by SimCSE's SentEval protocol,
+# Stage 4: evaluation. A model's result on a suite (the registry sentaug.evaluate.suites, and config key
+# suites.modules' plugins: STS by SimCSE's SentEval protocol,
 # STS12-16 "all", STS-B and SICK-R test, unsupervised; transfer, clustering, GLUE, ...) is named by its file
 # (sentaug.workflow.evaluations): one rule for a trained run's results and one for a pre-trained backbone's.
 # Every result of one model is a job of one of these two, the model in its wildcards (a run's paper, backbone,
@@ -17,14 +18,14 @@ rule evaluate_run:
     output:
         W.paths.pattern("run_eval"),
     params:
-        code=lambda w: code(f"evaluate/{_run_evaluation(w).suite}.py"),
+        code=lambda w: code(W.evaluations.suite_code(_run_evaluation(w).suite)),
         suite=lambda w: _run_evaluation(w).suite,
         pooler=lambda w: _run_evaluation(w).pooler or run_spec(w)["eval_pooler"],
         data=data_root(),
         extra=lambda w: W.evaluations.evaluation_args(_run_evaluation(w)),
         scale=SCALE,
     wildcard_constraints:
-        evaluation=RUN_EVALUATION,
+        evaluation=run_evaluation_pattern(),
     threads: EVAL_THREADS
     resources:
         **job_resources("evaluate_run"),
@@ -50,14 +51,14 @@ rule evaluate_pretrained:
     output:
         W.paths.pattern("pretrained_eval"),
     params:
-        code=lambda w: code(f"evaluate/{_pretrained_evaluation(w).suite}.py"),
+        code=lambda w: code(W.evaluations.suite_code(_pretrained_evaluation(w).suite)),
         suite=lambda w: _pretrained_evaluation(w).suite,
         pooler=lambda w: _pretrained_evaluation(w).pooler,
         data=lambda w: data_root(w.origin),
         extra=lambda w: W.evaluations.evaluation_args(_pretrained_evaluation(w)),
         scale=SCALE,
     wildcard_constraints:
-        evaluation=PRETRAINED_EVALUATION,
+        evaluation=pretrained_evaluation_pattern(),
     threads: EVAL_THREADS
     resources:
         **job_resources("evaluate_pretrained"),

@@ -265,9 +265,17 @@ def test_every_pages_tables_are_well_formed():
     assert errors == []
 
 
-def test_every_sentaug_command_of_the_readme_and_docs_parses():
-    from sentaug.cli import build_parser
+def test_every_sentaug_command_of_the_readme_and_docs_parses(monkeypatch):
+    import sys
 
+    from sentaug.cli import build_parser
+    from sentaug.evaluate import suites
+
+    # the example suite of docs/extending.md, as `pip install -e` leaves it: its command, for this test only
+    monkeypatch.setattr(suites, "_REGISTRY", dict(suites.registered()))
+    monkeypatch.syspath_prepend(str(ROOT / "examples" / "stsb_retrieval"))
+    suites.load_modules(["sentaug_stsb_retrieval.suite"])
+    monkeypatch.delitem(sys.modules, "sentaug_stsb_retrieval.suite")    # imported afresh where a test asks again
     parser = build_parser()
     commands = {c: page.relative_to(ROOT) for page in PAGES for c in page_commands(page.read_text(encoding="utf-8"))
                 if SENTAUG.match(c)}
@@ -310,8 +318,9 @@ def snakemake_runs(commands: list[str]) -> tuple[dict[tuple, list[str]], list[st
 
 
 def test_every_snakemake_command_of_the_readme_and_docs_resolves_in_a_dry_run(tmp_path):
-    """Each command as written, with -n; the example plugins of docs/extending.md (an augmentation, a method part)
-    as `pip install -e` leaves them (each module on the path, a dist-info folder declaring its entry point)."""
+    """Each command as written, with -n; the example plugins of docs/extending.md (an augmentation, a method part,
+    an evaluation suite) as `pip install -e` leaves them (each module on the path, a dist-info folder declaring its
+    entry point)."""
     import subprocess
     import sys
 
@@ -324,12 +333,15 @@ def test_every_snakemake_command_of_the_readme_and_docs_resolves_in_a_dry_run(tm
     site = tmp_path / "site"
     for dist, group, entry in [("sentaug_negation", "sentaug.augmentations", "negation = sentaug_negation.negation"),
                                ("sentaug_alignment_uniformity", "sentaug.parts",
-                                "alignment_uniformity = sentaug_alignment_uniformity.loss")]:
+                                "alignment_uniformity = sentaug_alignment_uniformity.loss"),
+                               ("sentaug_stsb_retrieval", "sentaug.suites",
+                                "stsb_retrieval = sentaug_stsb_retrieval.suite")]:
         info = site / f"{dist}-0.1.0.dist-info"
         info.mkdir(parents=True)
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist.replace('_', '-')}\nVersion: 0.1.0\n")
         (info / "entry_points.txt").write_text(f"[{group}]\n{entry}\n")
-    env = snakemake_env([site, ROOT / "examples" / "negation", ROOT / "examples" / "alignment_uniformity"])
+    env = snakemake_env([site, *(ROOT / "examples" / name for name in ("negation", "alignment_uniformity",
+                                                                        "stsb_retrieval"))])
     procs = {" ".join([*targets, *options]): subprocess.Popen(   # side by side: each mostly waits on its imports
         [sys.executable, "-m", "snakemake", *targets, *options, "-n", "--quiet", "rules"], cwd=ROOT, env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for options, targets in runs.items()}

@@ -239,10 +239,10 @@ def test_the_workflow_refuses_the_example_before_any_job_when_its_plugin_is_miss
 
 
 def test_the_examples_own_tests_pass_in_a_process_of_their_own():
-    """The tests beside each example plugin (a hand-computed loss, NL-Augmenter-style cases), as its author runs
-    them: `pytest examples/<name>`. Apart from this session: importing a plugin registers its parts for the whole
-    process, which the built-in registry tests must not see."""
-    for example, tests in (("alignment_uniformity", 3), ("negation", 1)):
+    """The tests beside each example plugin (a hand-computed loss, NL-Augmenter-style cases, a suite's hand-computed
+    scores), as its author runs them: `pytest examples/<name>`. Apart from this session: importing a plugin
+    registers its parts for the whole process, which the built-in registry tests must not see."""
+    for example, tests in (("alignment_uniformity", 3), ("negation", 1), ("stsb_retrieval", 2)):
         proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                                str(ROOT / "examples" / example)], cwd=ROOT, capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]

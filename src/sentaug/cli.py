@@ -21,7 +21,7 @@ from .choices import Answer
 from .cli_args import Parser, group_commands
 from .data.cli import add_data_commands
 from .docgen import add_docs_commands
-from .evaluate.cli import add_analysis_commands, add_evaluate_commands
+from .evaluate.cli import add_analysis_commands, add_evaluate_commands, load_named_modules
 from .index.cli import add_index_commands
 from .plugins import PluginError
 from .progress import space_progress_in_logs
@@ -77,6 +77,12 @@ def build_parser() -> Parser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        load_named_modules(argv)      # the suites of `sentaug evaluate --module M` become commands
+    except PluginError as e:
+        print(f"sentaug {argv[0]}: error: {e}", file=sys.stderr)
+        return 2
     args = build_parser().parse_args(argv)
     space_progress_in_logs()
     try:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sentaug.evaluate import suites
 from sentaug.pricing import cost
 from sentaug.pricing.calibration import run_parts, table_from_benchmark, write_table
 from sentaug.pricing.runtime import Runtimes
@@ -85,7 +86,7 @@ def test_method_overheads_compose_from_the_measured_features(times, paper, metho
 
 
 def test_a_timed_methods_overhead_is_kept_under_the_key_of_the_part_it_measures(shipped_config):
-    from sentaug.workflow.calibration import overhead_key
+    from sentaug.pricing.calibration import overhead_key
 
     # gpu_training.py's `overhead` rows, as config.yaml declares those methods: SimCSE is the base; CARDS adds
     # switch-case positives and retrieved negatives, and its row stands for the switch-case (timed with the other)
@@ -212,7 +213,7 @@ def test_glue_and_evaluations_are_priced_from_their_own_measurements(times, pape
                              "GLUE step of deberta-48x1536 at widths 48, 64, 88: in proportion to the tokens from "
                              "the measured 128",
                              "a GLUE task's one-off seconds as bert-base's (not measured for deberta-48x1536)"]
-    n, _ = cost._count("suite_sentences", "transfer")
+    n, _ = suites.workload("transfer")
     suite = cost.project_suite(times, bert, "transfer")
     assert suite.seconds == pytest.approx(8 + n * 0.05 / 1000)
     assert cost.project_suite(times, bert, "transfer", cost.SHARED).seconds == pytest.approx(0.5 + n * 0.05 / 1000)
@@ -669,7 +670,8 @@ def test_built_runs_are_billed_apart_beside_what_they_took(demo_tables, test_dev
 
 @pytest.mark.mirror
 def test_the_measured_work_sizes_are_the_datas(mirror):
-    """workload.yaml's `measured` counts, recounted from the files (the bundled demo data and the mirror)."""
+    """workload.yaml's and the suites' `measured` counts, recounted from the files (the bundled demo data and the
+    mirror)."""
     from sentaug.data import triplets
     from sentaug.data.clustering import load_clustering
     from sentaug.data.corpus import read_corpus
@@ -686,17 +688,20 @@ def test_the_measured_work_sizes_are_the_datas(mirror):
                ("examples", "wiki1m_head1k"): min(1000, lines(mirror / "wiki/wiki1m_head.txt")),
                ("examples", "snli"): len(triplets.build_triplets(mirror, "snli")),
                ("examples", "anli_devtest"): len(triplets.build_triplets(mirror, "anli_devtest")),
-               ("suite_sentences", "sts"): len(sts._all_sentences(sts.load_suite(mirror))),
-               ("suite_sentences", "transfer"): len(transfer.all_sentences(load_transfer(mirror))),
-               ("suite_sentences", "clustering"): len({t for d in load_clustering(mirror).values() for t in d.texts}),
-               ("suite_sentences", "intent"): len({t for d in load_intent(mirror).values()
-                                                   for t in (*d.pool.texts, *d.test.texts)}),
-               ("suite_sentences", "cola"): sum(len(read_glue(mirror, "CoLA", s).labels) for s in ("train", "dev"))}
+               ("suite", "sts"): len(sts._all_sentences(sts.load_suite(mirror))),
+               ("suite", "transfer"): len(transfer.all_sentences(load_transfer(mirror))),
+               ("suite", "clustering"): len({t for d in load_clustering(mirror).values() for t in d.texts}),
+               ("suite", "intent"): len({t for d in load_intent(mirror).values()
+                                         for t in (*d.pool.texts, *d.test.texts)}),
+               ("suite", "cola"): sum(len(read_glue(mirror, "CoLA", s).labels) for s in ("train", "dev"))}
     counted.update({("glue_train", t): len(read_glue(mirror, t, "train").labels)
                     for t in ("CoLA", "SST-2", "MRPC", "RTE", "STS-B")})
-    assert {k: w[k[0]][k[1]]["n"] for k in counted} == counted
-    measured = {(table, key) for table in ("examples", "glue_train", "suite_sentences")
-                for key, entry in w[table].items() if entry["basis"] == "measured"}
+    declared = {**{k: w[k[0]][k[1]] for k in counted if k[0] != "suite"},   # a suite's own: its declaration
+                **{("suite", name): suite.workload for name, suite in suites.registered().items() if suite.workload}}
+    assert {k: declared[k]["n"] for k in counted} == counted
+    measured = {key for key, entry in declared.items() if entry["basis"] == "measured"}
+    measured |= {(table, key) for table in ("examples", "glue_train")
+                 for key, entry in w[table].items() if entry["basis"] == "measured"}
     assert measured == set(counted)
 
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 
 import sentaug.config as sc
-from sentaug.evaluate.suites import SUITES
+from sentaug.evaluate import suites
 from sentaug.workflow import Workflow, data_folders
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -41,7 +41,7 @@ def test_every_suite_folder_is_a_data_source(cfg):
     folders = set(data_folders()) | {"sts", "sick"}
     for scale in ("demo", "small", "paper"):
         wf = Workflow({**cfg, "scale": scale}, results="R")
-        for suite in SUITES:
+        for suite in suites.names():
             for path in wf.evaluations.suite_data(suite):
                 assert path.split("/", 3)[3] in folders, (scale, suite, path)
     assert {"transfer", "clustering", "intent", "cnsd", "nli/anli", "glue/MNLI"} <= set(data_folders())
@@ -57,7 +57,7 @@ def test_train_spec_is_memoised_and_returned_as_a_copy(cfg):
 
 
 def test_the_command_line_fetches_the_sources_of_each_suites_folders():
-    """`sentaug evaluate SUITE` without --data fetches the sources that install the folders sentaug.evaluate.suites
+    """`sentaug evaluate SUITE` without --data fetches the sources that install the folders each registered suite
     names (STS-B and SICK come in SentEval's archive, GLUE's tasks one source each)."""
     from sentaug.data.download import load_sources, source_names
     from sentaug.evaluate.cli import _source_of
@@ -65,8 +65,8 @@ def test_the_command_line_fetches_the_sources_of_each_suites_folders():
     sources = load_sources()["official"]
     assert (_source_of("sts", sources), _source_of("sick", sources), _source_of("transfer", sources)) == \
         ("senteval", "senteval", "transfer")
-    for suite, folders in SUITES.items():
-        for folder in folders:
+    for suite in suites.names():
+        for folder in suites.folders(suite):
             installed = {out for name in source_names(_source_of(folder, sources), "official")
                          for out in sources[name]["outputs"]}
             assert folder in installed or suite == "glue" and installed >= {"glue/CoLA", "glue/MNLI"}, (suite, folder)

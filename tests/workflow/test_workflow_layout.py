@@ -359,7 +359,7 @@ def test_evaluation_names_outside_the_suites_are_refused():
     for name in ("colour", "sts/avg", "sts.avg.json"):
         assert not re.fullmatch(ev.RUN_EVALUATION, name), name
     assert not re.fullmatch(ev.PRETRAINED_EVALUATION, "colour/avg")
-    with pytest.raises(ValueError, match="unknown suite 'colour' \\(known: sts, transfer, "):
+    with pytest.raises(ValueError, match="unknown suite 'colour' \\(known: sts, cnsd, transfer, "):
         ev.pretrained_evaluation("colour/avg")
 
 

@@ -26,61 +26,12 @@ from typing import Callable
 import numpy as np
 
 
-def _sts(data, lowercase: bool = False):
-    from .sts import _all_sentences, load_suite, lowercase_suite, n_pairs, score_suite
+def embedding_suites() -> list[str]:
+    """The suites `evaluate` runs: those scored from sentence embeddings alone (a suite's `sentences`)."""
+    from . import suites as registry
+    from .suites import Suite
 
-    suite = load_suite(data)
-    if lowercase:
-        suite = lowercase_suite(suite)
-    return _all_sentences(suite), lambda vectors: {**score_suite(suite, vectors), "n_pairs": n_pairs(suite)}
-
-
-def _cnsd(data):
-    from ..data.cnsd import read_cnsd_split
-    from .cnsd import SPLITS, score_cnsd
-
-    splits = {s: read_cnsd_split(data, s) for s in SPLITS}
-    sentences = [x for p in splits.values() for x in (*p.s1, *p.s2)]
-    return sentences, lambda vectors: score_cnsd(splits, vectors)
-
-
-def _transfer(data, tasks=None, **score_options):
-    from ..data.transfer import TASKS, load_transfer
-    from .transfer import all_sentences, score_transfer
-
-    loaded = load_transfer(data, tuple(tasks) if tasks else TASKS)
-    return all_sentences(loaded), lambda vectors: score_transfer(loaded, vectors, **score_options)
-
-
-def _clustering(data, tasks=None, **score_options):
-    from ..data.clustering import DATASETS, load_clustering
-    from .clustering import score_clustering
-
-    loaded = load_clustering(data, tuple(tasks) if tasks else tuple(DATASETS))
-    texts = [t for d in loaded.values() for t in d.texts]
-    return texts, lambda vectors: score_clustering(loaded, vectors, **score_options)
-
-
-def _intent(data, tasks=None, iterations: int | None = None, **score_options):
-    from ..data.intent import DATASETS, load_intent
-    from .intent import TRAIN, score_intent
-
-    loaded = load_intent(data, tuple(tasks) if tasks else tuple(DATASETS))
-    texts = [t for d in loaded.values() for t in (*d.pool.texts, *d.test.texts)]
-    train = {**TRAIN, "iterations": iterations or TRAIN["iterations"]}
-    return texts, lambda vectors: score_intent(loaded, vectors, train=train, **score_options)
-
-
-def _cola(data, **score_options):
-    from .cola import load_cola, score_cola
-
-    train, dev = load_cola(data)
-    return train.text_a + dev.text_a, lambda vectors: score_cola(train, dev, vectors, **score_options)
-
-
-# suite -> (data folder, options) -> (the sentences it embeds, score(vectors) -> its results)
-SUITES: dict[str, Callable] = {"sts": _sts, "cnsd": _cnsd, "transfer": _transfer, "clustering": _clustering,
-                               "intent": _intent, "cola": _cola}
+    return [name for name, suite in registry.registered().items() if type(suite).sentences is not Suite.sentences]
 
 
 class FolderEncoder:
@@ -124,14 +75,17 @@ def evaluate(model, suites: str | list[str] = "sts", *, data: str | os.PathLike 
     """{suite: its results} of `model` (a folder, a hub id, or an object with `encode`) on `suites` (module
     docstring). `data`: a data folder holding the suites' data (default: fetched once, as `sentaug evaluate`
     does); `name`: what results are filed under (default: the hub id or folder path; an object's class name)."""
+    from . import suites as registry
     from .cli import suite_data
     from .embeddings import run_metadata
 
     suites = [suites] if isinstance(suites, str) else list(suites)
-    unknown = [s for s in suites if s not in SUITES]
+    embedded = embedding_suites()
+    unknown = [s for s in suites if s not in embedded]
     if unknown:
-        raise ValueError(f"unknown suite '{unknown[0]}' for evaluate(); choose from {', '.join(SUITES)} (glue "
-                         f"and analysis: `sentaug evaluate glue|analysis --model FOLDER`)")
+        others = [s for s in registry.names() if s not in embedded]
+        raise ValueError(f"unknown suite '{unknown[0]}' for evaluate(); choose from {', '.join(embedded)} ("
+                         f"{', '.join(others)}: `sentaug evaluate {'|'.join(others)} --model FOLDER`)")
     if hasattr(model, "encode") and not isinstance(model, (str, os.PathLike)):
         encoder, described = model, {"model": name or type(model).__name__, "pooler": None, "normalize": None,
                                      "encoder": f"{type(model).__module__}.{type(model).__qualname__}"}
@@ -144,7 +98,7 @@ def evaluate(model, suites: str | list[str] = "sts", *, data: str | os.PathLike 
     for suite in suites:
         start = time.perf_counter()
         folder = suite_data(suite, data, origin, (options or {}).get(suite, {}).get("tasks"))
-        sentences, score = SUITES[suite](folder, **(options or {}).get(suite, {}))
+        sentences, score = registry.get(suite).sentences(folder, **(options or {}).get(suite, {}))
         res = score(lookup(encoder.encode, sentences))
         meta = run_metadata(described["model"], described["pooler"], folder, None, start, described["normalize"])
         results[suite] = {**meta, **described, "suite": suite, **res}

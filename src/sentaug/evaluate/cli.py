@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from ..cli_args import default_pooler, forward_args, hidden_alias, model_arg, out_arg, pooler_arg, precision_arg
-from .suites import SUITES
+from . import suites as registry
 
 # Where `sentaug evaluate` files results without --out: <RESULTS_DIR>/<model>/<suite>.json
 RESULTS_DIR = "results/evaluations"
@@ -37,7 +37,7 @@ def suite_data(suite: str, data: str | None, origin: str = "official", tasks=Non
     from ..data.download import fetch, load_sources, source_names
 
     home, sources = data_home(origin), load_sources()
-    wanted = [f"glue/{t}" for t in _task_list(tasks)] if suite == "glue" and tasks else SUITES[suite]
+    wanted = registry.get(suite).fetch_folders(tasks)
     for group in dict.fromkeys(_source_of(folder, sources[origin]) for folder in [*wanted, *folders]):
         for name in source_names(group, origin, sources):
             if not all((home / output).exists() for output in sources[origin][name]["outputs"]):
@@ -86,7 +86,7 @@ def _source_of(folder: str, sources: dict) -> str:
     return next((name for name, src in sources.items() if folder in src["outputs"]), folder)
 
 
-def _resolved(a, suite: str, folders=()):
+def resolved(a, suite: str, folders=()):
     """The model (checked first), its sentence embedding, the output file and the suite's data folder (and
     `folders`), as `sentaug evaluate` fills them in (module docstring)."""
     from ..models.model_folder import choose_embedding, resolve_model
@@ -108,104 +108,18 @@ def result_file(results_dir: str | os.PathLike, model_name: str, suite: str) -> 
     return Path(results_dir) / model_name / f"{suite}.json"
 
 
-def cmd_evaluate_sts(a):
-    a = _resolved(a, "sts")
-    from .sts import evaluate_sts_cli
-
-    evaluate_sts_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, batch_size=a.batch_size,
-                     device=a.device, scale=a.scale, lowercase=a.lowercase, normalize=a.normalize)
-
-
-def cmd_evaluate_cnsd(a):
-    a = _resolved(a, "cnsd")
-    from .cnsd import evaluate_cnsd_cli
-
-    evaluate_cnsd_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, batch_size=a.batch_size,
-                      device=a.device, scale=a.scale, normalize=a.normalize)
-
-
-def cmd_evaluate_transfer(a):
-    a = _resolved(a, "transfer")
-    from .transfer import evaluate_transfer_cli
-
-    evaluate_transfer_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, mode=a.mode, tasks=a.tasks,
-                          solver=a.solver, batch_size=a.batch_size, device=a.device, scale=a.scale,
-                          normalize=a.normalize)
-
-
-def cmd_evaluate_clustering(a):
-    a = _resolved(a, "clustering")
-    from .clustering import evaluate_clustering_cli
-
-    evaluate_clustering_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, datasets=a.tasks,
-                            seeds=tuple(range(a.seeds)), n_init=a.n_init, batch_size=a.batch_size,
-                            device=a.device, scale=a.scale, normalize=a.normalize)
-
-
-def cmd_evaluate_intent(a):
-    a = _resolved(a, "intent")
-    from .intent import evaluate_intent_cli
-
-    evaluate_intent_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, datasets=a.tasks,
-                        batch_size=a.batch_size, device=a.device, scale=a.scale, iterations=a.iterations,
-                        normalize=a.normalize)
-
-
-def _task_list(tasks):
+def task_list(tasks):
     """--tasks given as `CoLA RTE` or `CoLA,RTE`."""
     return [t for item in tasks for t in item.split(",") if t] if tasks else None
 
 
-def cmd_evaluate_glue(a):
-    a = _resolved(a, "glue")
-    from .glue import evaluate_glue_cli
+def suite_command(suite):
+    """`sentaug evaluate <suite>`'s handler: its arguments resolved (`resolved`), then the suite's `run`."""
+    def run(a):
+        suite.run(resolved(a, suite.name, suite.extra_folders(a)))
 
-    evaluate_glue_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, tasks=_task_list(a.tasks),
-                      max_steps=a.max_steps, rdrop=a.rdrop, switch_case_p=a.switch_case, train_on_dev=a.train_on_dev,
-                      seed=a.seed, learning_rate=a.lr, batch_size=a.train_batch_size, epochs=a.epochs,
-                      max_seq_length=a.max_seq_length, eval_batch_size=a.batch_size, device=a.device,
-                      scale=a.scale, batching=a.batching, step=a.step, recipe=_recipe(a.recipe))
-
-
-def _recipe(value: str | None) -> dict | None:
-    """`--recipe`: inline JSON or a JSON file (as `--spec`)."""
-    if not value:
-        return None
-    import json
-
-    return json.loads(Path(value).read_text(encoding="utf-8") if not value.lstrip().startswith("{") else value)
-
-
-def cmd_evaluate_analysis(a):
-    a = _resolved(a, "analysis")
-    from .analysis import evaluate_analysis_cli
-
-    evaluate_analysis_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, parts=_task_list(a.tasks),
-                          augmentations=a.augmentations or (), ks=tuple(a.k), stackoverflow_limit=a.stackoverflow_limit,
-                          iso_sample=a.iso_sample, gh_sample=a.gh_sample, lm=None if a.lm == "none" else a.lm,
-                          seed=a.seed, batch_size=a.batch_size, device=a.device, scale=a.scale,
-                          nli_limit=a.nli_limit)
-
-
-def cmd_evaluate_nli(a):
-    from ..data.triplets import SETS
-
-    sets = dict(item.split("=", 1) for item in a.triplets or [])
-    # and the folders of its triplet sets (an unknown one is named by evaluate_nli_cli)
-    a = _resolved(a, "nli", [SETS[name][0] for name in sets.values() if name in SETS])
-    from .nli import evaluate_nli_cli
-
-    evaluate_nli_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, sets=sets,
-                     anli_splits=tuple(a.anli_splits), iso_sample=a.iso_sample, gh_sample=a.gh_sample, seed=a.seed,
-                     batch_size=a.batch_size, device=a.device, scale=a.scale, normalize=a.normalize)
-
-
-def cmd_evaluate_cola(a):
-    a = _resolved(a, "cola")
-    from .cola import evaluate_cola_cli
-
-    evaluate_cola_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, C=a.C, max_iter=a.max_iter,
-                      batch_size=a.batch_size, device=a.device, scale=a.scale, normalize=a.normalize)
+    run.__name__ = f"cmd_evaluate_{suite.name}"
+    return run
 
 
 # What `evaluate suites` gives every suite it runs (--flag, attribute); a suite's own words may not name the model
@@ -263,6 +177,27 @@ def cmd_evaluate_mteb(a):
                                                                                   else ""))
 
 
+MODULE_FLAG = "--module"
+
+
+def module_arg(parser) -> None:
+    """--module: read before the command line is parsed (`load_named_modules`), so that its suites are commands."""
+    parser.add_argument(MODULE_FLAG, action="append", metavar="MODULE",
+                        help="a module that registers evaluation suites, imported first (a plugin not installed, "
+                             "on PYTHONPATH; repeatable)")
+
+
+def load_named_modules(argv: list[str]) -> None:
+    """Import the modules `sentaug evaluate ... --module M` names, before its suites become commands."""
+    if not argv or argv[0] != "evaluate":
+        return
+    import argparse
+
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument(MODULE_FLAG, action="append", default=[])
+    registry.load_modules(pre.parse_known_args(argv[1:])[0].module, origin="sentaug evaluate --module")
+
+
 def _suite_args(parser, data_help: str, tasks: bool = True) -> None:
     """The arguments every `evaluate SUITE` shares, plus --tasks."""
     model_arg(parser, "the model to evaluate: a folder (a trained run, a backbone, a sentence-transformers or "
@@ -282,6 +217,7 @@ def _suite_args(parser, data_help: str, tasks: bool = True) -> None:
                                "batches of up to 32,768 tokens)")
     precision_arg(parser)
     parser.add_argument("--scale", default=None, help="recorded in the output")
+    module_arg(parser)
 
 
 def add_evaluate_commands(sub) -> None:
@@ -289,85 +225,11 @@ def add_evaluate_commands(sub) -> None:
     ev = sub.add_parser("evaluate", help="score a model on an evaluation suite (STS, transfer, clustering, intent, "
                                          "GLUE, ...)")
     evs = ev.add_subparsers(dest="suite", required=True, metavar="SUITE")
-    sts = evs.add_parser("sts", help="STS12-16 ('all' setting), STS-B and SICK-R, SimCSE's SentEval protocol")
-    _suite_args(sts, "sts/, sick/", tasks=False)
-    sts.add_argument("--lowercase", action="store_true",
-                     help="lower-case every sentence first (CARDS Table 4: upper case ignored in evaluation)")
-    sts.set_defaults(func=cmd_evaluate_sts)
-    cn = evs.add_parser("cnsd", help="Chinese STS-B (CNSD) test and dev, Spearman x100 of cosine (SDA Table 5)")
-    _suite_args(cn, "cnsd/cnsd-sts-{dev,test}.txt")
-    cn.set_defaults(func=cmd_evaluate_cnsd)
-    tr = evs.add_parser("transfer", help="SentEval transfer: MR CR SUBJ MPQA SST2 TREC MRPC (logistic regression)")
-    _suite_args(tr, "transfer/")
-    tr.add_argument("--mode", choices=["fast", "test"], default="fast", help="k = 5 (fast) or 10 (test) folds")
-    tr.add_argument("--solver", choices=["senteval", "lbfgs"], default="senteval",
-                    help="SentEval's early-stopped classifier (default) or the same objective solved by L-BFGS")
-    tr.set_defaults(func=cmd_evaluate_transfer)
-    cl = evs.add_parser("clustering", help="short-text clustering: K-means over seeds, Hungarian accuracy/NMI/ARI")
-    _suite_args(cl, "clustering/")
-    cl.add_argument("--seeds", type=int, default=10, help="K-means runs (seeds 0..N-1)")
-    cl.add_argument("--n-init", type=int, default=1, help="k-means++ restarts per run")
-    cl.set_defaults(func=cmd_evaluate_clustering)
-    it = evs.add_parser("intent", help="few-shot intent classification (K = 5/10/20, 5 fixed splits)")
-    _suite_args(it, "intent/")
-    it.add_argument("--iterations", type=int, default=1000,
-                    help="linear-layer iterations per split (VaSCL: 1000; fewer only for demo runs)")
-    it.set_defaults(func=cmd_evaluate_intent)
-    gl = evs.add_parser("glue", help="GLUE fine-tuning (CLEAR Table 1 / CARDS Table 6), optional R-drop + switch-case")
-    _suite_args(gl, "glue/<TASK>/train.tsv, dev.tsv")
-    gl.add_argument("--max-steps", type=int, default=None, help="optimiser steps per task (overrides --epochs)")
-    gl.add_argument("--epochs", type=float, default=3.0, help="fine-tuning epochs per task (default: 3)")
-    gl.add_argument("--lr", type=float, default=2e-5, help="fine-tuning learning rate (default: 2e-5)")
-    gl.add_argument("--train-batch-size", type=int, default=32, help="fine-tuning batch size (default: 32)")
-    gl.add_argument("--max-seq-length", type=int, default=128, help="token limit (default: 128)")
-    gl.add_argument("--rdrop", type=float, default=0.0, metavar="ALPHA", help="weight of R-drop's symmetric KL")
-    gl.add_argument("--switch-case", type=float, default=0.0, metavar="P",
-                    help="switch-case probability on the second R-drop pass (CARDS Table 6)")
-    gl.add_argument("--train-on-dev", action="store_true",
-                    help="smoke test only: fine-tune on the dev split when a task has no train.tsv")
-    gl.add_argument("--seed", type=int, default=42, help="fine-tuning seed (default: 42)")
-    gl.add_argument("--recipe", metavar="JSON", help="a paper's fine-tuning recipe, inline JSON or a file: {\"all\": "
-                                                     "{setting: value}, \"tasks\": {TASK: {setting: value}}} over "
-                                                     "the flags above (config.yaml glue.recipes)")
-    gl.add_argument("--batching", choices=["auto", "order", "buckets"], default="auto",
-                    help="each epoch's batches: slices of its shuffled order, or length buckets padded to a few "
-                         "widths (auto: buckets on a GPU, order on the CPU)")
-    gl.add_argument("--step", choices=["auto", "graph", "eager"], default="auto",
-                    help="auto: one CUDA graph per batch shape on a GPU, eager steps on the CPU")
-    gl.set_defaults(func=cmd_evaluate_glue)
-    an = evs.add_parser("analysis", help="alignment/uniformity, StackOverflow neighbourhoods, augmentation "
-                                         "cosine, COND-HM/SVG/GH, perplexity difference")
-    _suite_args(an, "sts/STSBenchmark, clustering/stackoverflow.csv, nli/snli_senteval")
-    an.add_argument("--augmentations", nargs="+", metavar="FILE.parquet",
-                    help="augmentation caches (columns original, augmented, changed)")
-    an.add_argument("--k", type=int, nargs="+", default=[1, 5, 10, 20, 50, 100], help="top-K for neighbourhoods")
-    an.add_argument("--stackoverflow-limit", type=int, default=None, help="subsample StackOverflow (default: all)")
-    an.add_argument("--iso-sample", type=int, default=5000, help="changed rows used per augmentation")
-    an.add_argument("--gh-sample", type=int, default=500,
-                    help="rows per sample for the GH (bottleneck) distance (0: skip it)")
-    an.add_argument("--nli-limit", type=int, default=None, help="premises used for the NLI distances (default: all)")
-    an.add_argument("--lm", default="gpt2", help="causal LM for perplexity: a folder or a hub id, pinned as "
-                    "ID@COMMIT if you like; 'none' to skip")
-    an.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
-    an.set_defaults(func=cmd_evaluate_analysis)
-
-    nl = evs.add_parser("nli", help="ANLI entailment-vs-contradiction score and A/E/C isomorphism of NLI triplet "
-                                    "sets (AugCSE Tables 1 and 15)")
-    _suite_args(nl, "nli/anli, nli/snli_senteval, nli/simcse")
-    hidden_alias(nl.add_argument("--triplets", "--set", dest="triplets", action="append", metavar="NAME=SET",
-                                 help="a triplet set for the isomorphism part, e.g. nli=snli (repeatable)"), "--set")
-    nl.add_argument("--anli-splits", nargs="+", default=["dev", "test"],
-                    help="ANLI splits scored (dev, test, train, or R1/dev, ...)")
-    nl.add_argument("--iso-sample", type=int, default=5000, help="triplets used per set for the isomorphism")
-    nl.add_argument("--gh-sample", type=int, default=500, help="rows per sample for the GH (bottleneck) distance")
-    nl.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
-    nl.set_defaults(func=cmd_evaluate_nli)
-    co = evs.add_parser("cola", help="CoLA probe: logistic regression on frozen embeddings, dev accuracy "
-                                     "(AugCSE Table 1)")
-    _suite_args(co, "glue/CoLA/train.tsv, dev.tsv")
-    co.add_argument("--C", type=float, default=1.0, help="inverse L2 strength (scikit-learn's C)")
-    co.add_argument("--max-iter", type=int, default=1000, help="solver iterations (default: 1000)")
-    co.set_defaults(func=cmd_evaluate_cola)
+    for name, suite in registry.registered().items():
+        parser = evs.add_parser(name, help=suite.help)
+        _suite_args(parser, suite.data_help, tasks=suite.tasks)
+        suite.add_arguments(parser)
+        parser.set_defaults(func=suite_command(suite))
     for name, suite in evs.choices.items():
         suite.set_defaults(func=_in_precision(_with_mteb(suite.get_default("func"))), suite_name=name)
     several = evs.add_parser("suites", help="several suites of one model in one process: the model loaded once, "
@@ -383,6 +245,7 @@ def add_evaluate_commands(sub) -> None:
     several.add_argument("--scale", default=None, help="recorded in the outputs")
     several.add_argument("--results-dir", default=None,
                          help=f"folder of results by model, for the suites given no --out (default: {RESULTS_DIR})")
+    module_arg(several)
     several.add_argument("--suite", action="append", required=True, metavar="'SUITE [ARGS]'",
                          help="one suite and its own arguments, as `sentaug evaluate SUITE` takes them, but for "
                               "the model, the device and the flags above (repeatable; run in this order)")

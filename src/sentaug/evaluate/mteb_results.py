@@ -122,11 +122,11 @@ def task_scores(record: dict, suite: str) -> list[dict]:
 def _data_revision(data: str | None, suite: str) -> str:
     """The digest of the suite's data folders under `data` (sentaug's, not a hub dataset's commit)."""
     from ..io import folder_digest
-    from .suites import SUITES
+    from .suites import folders
 
     if not data or not Path(data).is_dir():
         return "unknown"
-    digests = [f"{f}:{folder_digest(Path(data) / f)['sha256']}" for f in SUITES.get(suite, ())
+    digests = [f"{f}:{folder_digest(Path(data) / f)['sha256']}" for f in folders(suite)
                if (Path(data) / f).is_dir()]
     import hashlib
 

@@ -40,14 +40,15 @@ LINGER_S = float(os.environ.get("SENTAUG_EVALUATION_LINGER_S", 60))   # serving 
 WAIT_S = 1800.0              # the longest a job waits for its model's process (loading, another job's command)
 RETRY_S = 0.2
 DECLINED = -1
+NOT_SUITES = ("suites", "mteb")       # the commands of `sentaug evaluate` that are no suite's
 
 
 def served(argv: list[str]) -> tuple[str, str] | None:
     """(model, device) of a command a model's process may run: `evaluate <suite> ...` naming its --model; None for
     any other command (`evaluate suites`, whose suites share a process already, among them)."""
-    from .suites import SUITES          # imports nothing else
-
-    if len(argv) < 2 or argv[0] != "evaluate" or argv[1] not in SUITES:
+    # every command of `evaluate` but these two is a suite's (checked by name without importing the registry,
+    # whose plugins the serving process imports as the command names them: --module)
+    if len(argv) < 2 or argv[0] != "evaluate" or argv[1] in NOT_SUITES or argv[1].startswith("-"):
         return None
     found = {}
     for i, word in enumerate(argv):

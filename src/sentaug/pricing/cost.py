@@ -304,8 +304,17 @@ def project_embedding(times: StepTimes, shape: dict, sentences: int, sizes=(), p
 
 def project_suite(times: StepTimes, shape: dict, suite: str, startup: str = OWN) -> Projection:
     """An evaluation suite's embeddings; its classifiers and K-means run on the CPU and are not counted."""
-    n, sizes = _count("suite_sentences", suite)
+    n, sizes = suite_size(suite)
     return project_embedding(times, shape, n, sizes, startup=startup)
+
+
+def suite_size(suite: str) -> tuple[int, list[str]]:
+    """The sentences one evaluation of `suite` embeds, as its registered suite declares them
+    (`sentaug.evaluate.suites`), and what is estimated about them."""
+    from ..evaluate.suites import workload as suite_workload
+
+    n, basis = suite_workload(suite)
+    return n, ([] if basis != "estimated" else [f"{suite}: size estimated (its suite's declared workload)"])
 
 
 @lru_cache(maxsize=None)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..workflow.evaluations import Evaluation, pretrained_evaluation, run_evaluation
+from ..workflow.evaluations import Evaluation, load_suites, pretrained_evaluation, run_evaluation
 from ..workflow.jobs import rule_kind
 from . import cost
 
@@ -28,6 +28,7 @@ def _train(workflow, w: dict, times, startup: str = cost.OWN):
 
 def _evaluation(name_to_evaluation: Callable[[str], Evaluation]) -> Callable:
     def price(workflow, w: dict, times, startup: str = cost.OWN):
+        load_suites(workflow.config)        # a suite of the configuration's plugins is priced as a built-in one
         evaluation = name_to_evaluation(w["evaluation"])
         if evaluation.suite == "glue":
             options = dict(item.partition("=")[::2] for item in evaluation.options.split("~") if item)

@@ -5,10 +5,11 @@ comparison is a board (`sentaug.report.leaderboard`) whose rows the user picks:
 
     comparisons:
       negation:
-        rows: [{label: "SimCSE + negated hard negatives", method: simcse_negation}]
+        rows:                             # optional: none compares the board's methods on columns of your own [{label: "SimCSE + negated hard negatives", method: simcse_negation}]
         backbone: bert-base-uncased       # a paper backbone; its scale's stand-in trains (default: the board's first)
         papers: [sda, cards]              # whose main methods stand beside (default: all five)
-        columns: [sts.avg]                # metrics of the leaderboard's columns (default: all of them)
+        columns: [sts.avg]                # metrics of the leaderboard's columns (default: all of them), or
+                                          # {label, metric: <suite>.<key>} of any suite (a plugin's too)
         seeds: {demo: [1, 2, 3]}          # per scale (default: the leaderboard's)
 
 A paper's main method is the leaderboard's row naming that paper (`paper:`), with the gain the paper reports; the
@@ -21,7 +22,8 @@ import json
 from pathlib import Path
 
 from .. import config as sc
-from .leaderboard import caption, check_rows, check_seeds, leaderboard_path, leaderboard_records, write_board
+from .leaderboard import (added_key, caption, check_rows, check_seeds, leaderboard_path, leaderboard_records,
+                          write_board)
 
 
 def comparison_spec(config: dict, board: dict | None, name: str) -> dict:
@@ -42,14 +44,10 @@ def comparison_spec(config: dict, board: dict | None, name: str) -> dict:
     if backbone not in config["backbones"]:
         raise sc.ConfigError(f"config key '{where}.backbone': unknown backbone '{backbone}'")
     by_metric = {column["metric"]: column for column in board["columns"]}
-    metrics = declared.get("columns", list(by_metric))
-    unknown = [m for m in metrics if m not in by_metric]
-    if unknown:
-        raise sc.ConfigError(f"config key '{where}.columns': '{unknown[0]}' is not a leaderboard column "
-                             f"({', '.join(by_metric)})")
+    columns = [_column(by_metric, column, f"{where}.columns") for column in declared.get("columns", list(by_metric))]
     seeds = {**board["seeds"], **(declared.get("seeds") or {})}
     check_seeds(config, seeds, f"config key '{where}.seeds.{{scale}}'")
-    own = [{**row, "label": row["label"] + sc.ADDED_MARK, "added": True} for row in declared["rows"]]
+    own = [{**row, "label": row["label"] + sc.ADDED_MARK, "added": True} for row in declared.get("rows", [])]
     check_rows(config, own, f"config key '{where}.rows'")
     baseline = next(row for row in board["rows"] if row["method"] == board["baseline"])
     rows = [baseline, *(mains[p] for p in papers), *own]
@@ -60,7 +58,21 @@ def comparison_spec(config: dict, board: dict | None, name: str) -> dict:
     return {"title": declared.get("title", f"Comparison '{name}': the configuration's methods beside SimCSE and "
                                            f"the papers' main methods"),
             "backbones": [backbone], "baseline": board["baseline"], "confidence": board.get("confidence", 0.95),
-            "seeds": seeds, "columns": [by_metric[m] for m in metrics], "rows": rows}
+            "seeds": seeds, "columns": columns, "rows": rows}
+
+
+def _column(by_metric: dict, column, where: str) -> dict:
+    """A comparison's column: a leaderboard metric by name, or one of its own, `{label, metric: <suite>.<key>}`
+    (a suite of the user's: sentaug.evaluate.suites)."""
+    if isinstance(column, dict):
+        suite, dot, key = column["metric"].partition(".")
+        if not dot or not key:
+            raise sc.ConfigError(f"config key '{where}': metric '{column['metric']}' is not <suite>.<key>")
+        return {"label": column["label"], "metric": column["metric"]}
+    if column not in by_metric:
+        raise sc.ConfigError(f"config key '{where}': '{column}' is not a leaderboard column "
+                             f"({', '.join(by_metric)}); a column of your own is {{label, metric: <suite>.<key>}}")
+    return by_metric[column]
 
 
 def render_comparison(name: str, inputs: str, out: str, scale: str) -> None:
@@ -70,5 +82,6 @@ def render_comparison(name: str, inputs: str, out: str, scale: str) -> None:
     spec = given["spec"]
     backbone = spec["backbones"][0]
     records = leaderboard_records(spec, given["rows"], scale, backbone)
-    text = caption(spec, scale, given.get("meta", {}), backbone, f"comparisons.{name}.rows")
+    text = caption(spec, scale, given.get("meta", {}), backbone,
+                   added_key(spec["rows"], f"comparisons.{name}.rows"))      # none where it adds no rows
     write_board(spec, records, text, backbone, Path(out), f"tab:compare-{name}")

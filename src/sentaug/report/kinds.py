@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..config import iter_rows
-from ..evaluate.suites import SUITES
+from ..evaluate.suites import names as suite_names
 
 
 def row_backbones(table: dict) -> set[str]:
@@ -190,7 +190,7 @@ KINDS: dict[str, TableKind] = {
         lambda result, column, row: result["percent"][row["effect"]],
         backbones=lambda table: {"roberta-base"}),
     # the other suites: one result per model (STS and GLUE read theirs as above and below)
-    **{suite: _suite_kind(suite) for suite in SUITES if suite not in ("sts", "glue")},
+    **{suite: _suite_kind(suite) for suite in suite_names() if suite not in ("sts", "glue")},
     # GLUE dev after fine-tuning (CLEAR Tables 1 and 3: GLUE's metrics; CARDS Table 6: its own)
     "glue": _glue_kind("score"),
     "glue_cards": _glue_kind("score_cards"),

@@ -39,9 +39,9 @@ def record_folders(result: dict) -> set[str] | None:
     does not say (then every folder of its root is digested). Without it a page's provenance would change with
     whatever else happened to be downloaded into the root by the time it was rendered."""
     from ..data.stats import STATS_DATA
-    from ..evaluate.suites import SUITES
+    from ..evaluate.suites import folders as suite_folders
 
-    folders = SUITES.get(result.get("suite")) or STATS_DATA.get(result.get("stats"))
+    folders = suite_folders(result.get("suite")) or STATS_DATA.get(result.get("stats"))
     if not folders or result.get("suite") == "nli":     # nli also reads the triplet sets its command names
         return None
     return {f.split("/")[0] for f in folders}

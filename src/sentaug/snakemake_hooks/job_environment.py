@@ -30,15 +30,21 @@ def start_job_server(workflow, enabled: bool, log: str) -> bool:
     inherit; until it has imported (a few seconds) they run as before, each in its own process. Not on a
     cluster: each job there is a process of its own on its node. `stop_job_server` (onsuccess, onerror, and at
     exit) ends it; it also ends by itself when this process does."""
-    from ..job_server import ENV_SOCKET
+    from ..evaluate import suites
+    from ..job_server import ENV_SOCKET, PRELOAD
 
     if not enabled or not workflow.local_exec or workflow.remote_exec or _JOB_SERVER:
         return False
+    # and the code of every registered evaluation suite (a plugin's of config key suites.modules too), after the
+    # built-in suites' declarations: a fork's registry lists them first, as the jobs' own processes do
+    preload = list(dict.fromkeys([*PRELOAD, *suites.BUILT_IN,
+                                  *(suite.module for suite in suites.registered().values())]))
     folder = tempfile.mkdtemp(prefix="sentaug-jobs-")
     os.environ[ENV_SOCKET] = os.path.join(folder, "socket")
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as err:
-        _JOB_SERVER.append((subprocess.Popen([sys.executable, "-m", "sentaug.job_server", os.environ[ENV_SOCKET]],
+        _JOB_SERVER.append((subprocess.Popen([sys.executable, "-m", "sentaug.job_server", os.environ[ENV_SOCKET],
+                                              *preload],
                                              stdin=subprocess.DEVNULL, stdout=err, stderr=err,
                                              start_new_session=True), folder))
     atexit.register(stop_job_server)

@@ -5,14 +5,15 @@ under the run's eval pooler, `<suite>.<pooler>` under another pooler (CLEAR Tabl
 with every sentence lower-cased (CARDS Table 4). A pre-trained backbone's are `<backbone's folder>/<evaluation>.json`
 (PATTERNS["pretrained_eval"]): `<pooler>` for STS, `<suite>/<pooler>`, and `glue~<settings>/<pooler>` for GLUE
 with R-drop / switch-case settings (CARDS Table 6). One rule per kind of model evaluates them all
-(rules/evaluate.smk): the suites are sentaug.evaluate.suites.
+(rules/evaluate.smk): the suites are those of the registry, sentaug.evaluate.suites (with the plugins of config key
+`suites.modules`, `load_suites`).
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from ..evaluate.suites import SUITES
+from ..evaluate import suites as registry
 
 # Settings of `sentaug evaluate glue` a table row may give (`glue: {rdrop: 1.0, switch_case: 0.1, recipe: cards}`,
 # CARDS Table 6), as they appear in the result's path and on the command line. A `recipe` names config.yaml's
@@ -20,11 +21,32 @@ from ..evaluate.suites import SUITES
 GLUE_OPTIONS = {"rdrop": "--rdrop", "switch_case": "--switch-case", "recipe": "--recipe"}
 LOWERCASE = "sts_lowercase"      # STS with every sentence lower-cased
 
-_SUITE = "|".join(re.escape(s) for s in SUITES)
-# The {evaluation} wildcard of each kind of model (the pooler and GLUE's settings: one path component each). A
-# run's GLUE evaluation may name a recipe (`glue~recipe=roberta`, CLEAR Tables 1 and 3).
-RUN_EVALUATION = rf"(?:{_SUITE})(?:\.[^/.]+)?|glue~[^/.]+|{LOWERCASE}"
-PRETRAINED_EVALUATION = rf"(?:(?:{_SUITE})/|glue~[^/]+/)?[^/.]+"
+
+def load_suites(config: dict) -> None:
+    """Import the modules config key `suites.modules` names: plugins that register evaluation suites."""
+    registry.load_modules((config.get("suites") or {}).get("modules") or [])
+
+
+# The {evaluation} wildcard of each kind of model (the pooler and GLUE's settings: one path component each), over
+# the suites registered when asked (after `load_suites`). A run's GLUE evaluation may name a recipe
+# (`glue~recipe=roberta`, CLEAR Tables 1 and 3).
+def run_evaluation_pattern() -> str:
+    return rf"(?:{_suites_pattern()})(?:\.[^/.]+)?|glue~[^/.]+|{LOWERCASE}"
+
+
+def pretrained_evaluation_pattern() -> str:
+    return rf"(?:(?:{_suites_pattern()})/|glue~[^/]+/)?[^/.]+"
+
+
+def _suites_pattern() -> str:
+    return "|".join(re.escape(s) for s in registry.names())
+
+
+def __getattr__(name):      # RUN_EVALUATION, PRETRAINED_EVALUATION: the patterns over the suites registered now
+    patterns = {"RUN_EVALUATION": run_evaluation_pattern, "PRETRAINED_EVALUATION": pretrained_evaluation_pattern}
+    if name in patterns:
+        return patterns[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -56,8 +78,8 @@ def pretrained_evaluation(name: str) -> Evaluation:
 
 
 def _suite(suite: str, name: str) -> str:
-    if suite not in SUITES:
-        raise ValueError(f"evaluation '{name}': unknown suite '{suite}' (known: {', '.join(SUITES)})")
+    if suite not in registry.names():
+        raise ValueError(f"evaluation '{name}': unknown suite '{suite}' (known: {', '.join(registry.names())})")
     return suite
 
 
@@ -84,27 +106,38 @@ class Evaluations:
         """Steps of GLUE fine-tuning per task at this scale (None: the papers' epochs)."""
         return self.suite_options("glue").get("max_steps")
 
+    def suite(self, name: str):
+        """The registered suite `name` (the configuration's plugins loaded first)."""
+        load_suites(self.config)
+        return registry.get(name)
+
     def suite_folders(self, suite: str) -> list[str]:
         """The names of the data folders a suite reads at this scale (`glue/CoLA`, `sts`, ...)."""
-        folders = [f"glue/{t}" for t in self.glue_tasks] if suite == "glue" else list(SUITES[suite])
-        if suite == "nli":      # the isomorphism part reads the scale's triplet sets (AugCSE Table 15)
-            folders += [self.paths.nli_set_folder(name) for name in self.S.get("nli_sets", {}).values()]
-        return list(dict.fromkeys(folders))
+        return list(dict.fromkeys(self.suite(suite).workflow_folders(self)))
 
     def suite_data(self, suite: str, origin: str | None = None) -> list[str]:
         """The data folders a suite reads: the scale's own (bundled demo data at demo scale) unless `origin`."""
         return [self.paths.data_folder(folder, origin) for folder in self.suite_folders(suite)]
 
     def suite_args(self, suite: str) -> str:
-        """Extra command-line flags of `sentaug evaluate SUITE` at this scale: GLUE's tasks, the NLI triplet sets,
-        then the scale's options of the suite (`suite_options`), in their order."""
-        flags = []
-        if suite == "glue":
-            flags.append(f"--tasks {' '.join(self.glue_tasks)}")
-        if suite == "nli":      # AugCSE Table 15: the scale's NLI triplet sets (nli: SNLI + MNLI, anli: ANLI)
-            flags += [f"--set {k}={v}" for k, v in self.S.get("nli_sets", {}).items()]
+        """Extra command-line flags of `sentaug evaluate SUITE` at this scale: the suite's own (GLUE's tasks, the NLI
+        triplet sets), a plugin's --module, then the scale's options of the suite (`suite_options`), in order."""
+        flags = self.suite(suite).workflow_flags(self)
+        if registry.is_plugin(suite):       # its job imports the plugin's module before the suite is a command
+            flags.append(f"--module {self.suite(suite).module}")
         flags += [f"--{key.replace('_', '-')} {value}" for key, value in self.suite_options(suite).items()]
         return " ".join(flags)
+
+    def suite_code(self, suite: str) -> str:
+        """The code a suite's job runs, as an entry of the rules' code digest: a path under src/sentaug, or the
+        absolute path of a plugin's module."""
+        module = self.suite(suite).module
+        if registry.is_plugin(suite):
+            import sys
+            from pathlib import Path
+
+            return str(Path(sys.modules[module].__file__).resolve())
+        return module.removeprefix("sentaug.").replace(".", "/") + ".py"
 
     def evaluation_args(self, evaluation: Evaluation) -> str:
         """The flags of an evaluation's command beside its model, pooler, data and scale."""

@@ -155,8 +155,9 @@ class Workflow:
         """The data folders behind result files: each evaluation's suite's (sentaug.evaluate.suites), STS-B dev's
         (`sts`) for a trained run, which selects its checkpoint there, and a data statistic's or triplet set's."""
         from ..data.stats import STATS_DATA
-        from .evaluations import pretrained_evaluation, run_evaluation
+        from .evaluations import load_suites, pretrained_evaluation, run_evaluation
 
+        load_suites(self.config)            # the configuration's plugin suites: names of evaluations too
         readers = {"run_eval": run_evaluation, "pretrained_eval": pretrained_evaluation}
         folders = []
         for f in map(str, files):
