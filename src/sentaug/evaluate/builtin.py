@@ -4,7 +4,7 @@ their own modules (`module`), imported only when a suite runs: the Snakefile and
 these declarations without numpy or torch. The order here is that of `sentaug evaluate`'s commands."""
 from __future__ import annotations
 
-from .suites import Flag, Suite, register
+from .suites import Flag, Suite, register, shared
 
 
 @register("sts")
@@ -21,8 +21,8 @@ class STS(Suite):
     def run(self, a):
         from .sts import evaluate_sts_cli
 
-        evaluate_sts_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, batch_size=a.batch_size,
-                         device=a.device, scale=a.scale, lowercase=a.lowercase, normalize=a.normalize)
+        evaluate_sts_cli(**shared(a), batch_size=a.batch_size,
+                         lowercase=a.lowercase, normalize=a.normalize)
 
     def sentences(self, data, lowercase: bool = False):
         from .sts import _all_sentences, load_suite, lowercase_suite, n_pairs, score_suite
@@ -44,8 +44,8 @@ class CNSD(Suite):
     def run(self, a):
         from .cnsd import evaluate_cnsd_cli
 
-        evaluate_cnsd_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, batch_size=a.batch_size,
-                          device=a.device, scale=a.scale, normalize=a.normalize)
+        evaluate_cnsd_cli(**shared(a), batch_size=a.batch_size,
+                          normalize=a.normalize)
 
     def sentences(self, data):
         from ..data.cnsd import read_cnsd_split
@@ -70,9 +70,8 @@ class Transfer(Suite):
     def run(self, a):
         from .transfer import evaluate_transfer_cli
 
-        evaluate_transfer_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, mode=a.mode, tasks=a.tasks,
-                              solver=a.solver, batch_size=a.batch_size, device=a.device, scale=a.scale,
-                              normalize=a.normalize)
+        evaluate_transfer_cli(**shared(a), mode=a.mode, tasks=a.tasks,
+                              solver=a.solver, batch_size=a.batch_size, normalize=a.normalize)
 
     def sentences(self, data, tasks=None, **score_options):
         from ..data.transfer import TASKS, load_transfer
@@ -95,9 +94,9 @@ class Clustering(Suite):
     def run(self, a):
         from .clustering import evaluate_clustering_cli
 
-        evaluate_clustering_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, datasets=a.tasks,
+        evaluate_clustering_cli(**shared(a), datasets=a.tasks,
                                 seeds=tuple(range(a.seeds)), n_init=a.n_init, batch_size=a.batch_size,
-                                device=a.device, scale=a.scale, normalize=a.normalize)
+                                normalize=a.normalize)
 
     def sentences(self, data, tasks=None, **score_options):
         from ..data.clustering import DATASETS, load_clustering
@@ -121,8 +120,8 @@ class Intent(Suite):
     def run(self, a):
         from .intent import evaluate_intent_cli
 
-        evaluate_intent_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, datasets=a.tasks,
-                            batch_size=a.batch_size, device=a.device, scale=a.scale, iterations=a.iterations,
+        evaluate_intent_cli(**shared(a), datasets=a.tasks,
+                            batch_size=a.batch_size, iterations=a.iterations,
                             normalize=a.normalize)
 
     def sentences(self, data, tasks=None, iterations: int | None = None, **score_options):
@@ -166,11 +165,11 @@ class GLUE(Suite):
         from .cli import task_list
         from .glue import evaluate_glue_cli
 
-        evaluate_glue_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, tasks=task_list(a.tasks),
+        evaluate_glue_cli(**shared(a), tasks=task_list(a.tasks),
                           max_steps=a.max_steps, rdrop=a.rdrop, switch_case_p=a.switch_case,
                           train_on_dev=a.train_on_dev, seed=a.seed, learning_rate=a.lr, batch_size=a.train_batch_size,
                           epochs=a.epochs, max_seq_length=a.max_seq_length, eval_batch_size=a.batch_size,
-                          device=a.device, scale=a.scale, batching=a.batching, step=a.step,
+                          batching=a.batching, step=a.step,
                           recipe=_recipe(a.recipe))
 
     def fetch_folders(self, tasks) -> list[str]:
@@ -221,11 +220,11 @@ class Analysis(Suite):
         from .analysis import evaluate_analysis_cli
         from .cli import task_list
 
-        evaluate_analysis_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, parts=task_list(a.tasks),
+        evaluate_analysis_cli(**shared(a), parts=task_list(a.tasks),
                               augmentations=a.augmentations or (), ks=tuple(a.k),
                               stackoverflow_limit=a.stackoverflow_limit, iso_sample=a.iso_sample,
                               gh_sample=a.gh_sample, lm=None if a.lm == "none" else a.lm, seed=a.seed,
-                              batch_size=a.batch_size, device=a.device, scale=a.scale, nli_limit=a.nli_limit)
+                              batch_size=a.batch_size, nli_limit=a.nli_limit)
 
 
 @register("nli")
@@ -263,10 +262,9 @@ class NLI(Suite):
     def run(self, a):
         from .nli import evaluate_nli_cli
 
-        evaluate_nli_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, sets=self._sets(a),
+        evaluate_nli_cli(**shared(a), sets=self._sets(a),
                          anli_splits=tuple(a.anli_splits), iso_sample=a.iso_sample, gh_sample=a.gh_sample,
-                         seed=a.seed, batch_size=a.batch_size, device=a.device, scale=a.scale,
-                         normalize=a.normalize)
+                         seed=a.seed, batch_size=a.batch_size, normalize=a.normalize)
 
     def workflow_folders(self, evaluations) -> list[str]:
         """The isomorphism part reads the scale's triplet sets (AugCSE Table 15)."""
@@ -291,8 +289,8 @@ class CoLA(Suite):
     def run(self, a):
         from .cola import evaluate_cola_cli
 
-        evaluate_cola_cli(model=a.model, pooler=a.pooler, data=a.data, out=a.out, C=a.C, max_iter=a.max_iter,
-                          batch_size=a.batch_size, device=a.device, scale=a.scale, normalize=a.normalize)
+        evaluate_cola_cli(**shared(a), C=a.C, max_iter=a.max_iter,
+                          batch_size=a.batch_size, normalize=a.normalize)
 
     def sentences(self, data, **score_options):
         from .cola import load_cola, score_cola

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..cli_args import default_pooler, forward_args, hidden_alias, model_arg, out_arg, pooler_arg, precision_arg
+from ..cli_args import default_pooler, forward_args, model_arg, out_arg, pooler_arg, precision_arg
 from . import suites as registry
 
 # Where `sentaug evaluate` files results without --out: <RESULTS_DIR>/<model>/<suite>.json

@@ -113,6 +113,12 @@ def register(name: str):
     return deco
 
 
+def shared(a) -> dict:
+    """What every suite's command passes on from the flags all suites share: `run(a)` calls its scoring code with
+    `**shared(a)` and its own settings."""
+    return {key: getattr(a, key) for key in ("model", "pooler", "data", "out", "device", "scale")}
+
+
 def load_modules(modules, origin: str = "config key suites.modules") -> None:
     """Import modules named by the user (config key `suites.modules`, `sentaug evaluate --module`) after the
     built-in suites and installed plugins, so that a name registered twice is reported with both."""
