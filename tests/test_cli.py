@@ -190,7 +190,7 @@ def test_list_says_what_can_be_built_and_at_which_scale_it_is(tmp_path, monkeypa
                 "small/shared/minilm/sda_pi/seed1.partial"):         # not a run: unfinished
         (results / "runs" / run).mkdir(parents=True)
         (results / "runs" / run / "train_summary.json").write_text("{}")
-    for cache in ("demo_corpus/sda_pi/seed1", "wiki1m_head/sda_pi/seed1"):
+    for cache in ("demo_corpus/sda_pi/seed1", "wiki1m_head1k/sda_pi/seed1"):
         (results / "augment" / cache).parent.mkdir(parents=True)
         (results / "augment" / f"{cache}.parquet").write_bytes(b"")
 
@@ -206,7 +206,7 @@ def test_list_says_what_can_be_built_and_at_which_scale_it_is(tmp_path, monkeypa
     assert methods["simcse"]["built"] == "demo (1 run), small (3 runs)"
     assert methods["sda_pi"]["built"] == "not built" and methods["sda_pi"]["what"] == "cache: sda_pi"
     augmentations = _listed(capsys, "augmentations", "--results", str(results))
-    assert augmentations["sda_pi"]["built"] == "demo (demo_corpus), small/gpu (wiki1m_head)"
+    assert augmentations["sda_pi"]["built"] == "demo (demo_corpus), small/test (wiki1m_head1k)"
     assert augmentations["sda_pi"]["what"] == "punctuation_insertion"
     assert augmentations["cards_sc_v1"]["built"] == "not built"
 

@@ -21,8 +21,8 @@ def test_the_test_scale_reads_slices_of_the_official_data():
     assert w.origin == "official-test" and w.paths.data_folder("sts") == "R/data/official-test/sts"
     assert w.paths.corpus_file() == "R/data/official/wiki/wiki1m_head1k.txt"        # a pinned corpus, not a slice
     assert w.paths.data_slice("intent") == {"per_class": 21, "classes": 2} and w.paths.data_slice("nli/simcse") is None
-    small = Workflow({**sc.load_yaml(str(ROOT / "config.yaml")), "scale": "small"}, results="R")
-    assert small.origin == "official" and small.slices == {} and "slices" not in small.table_meta("sda", "table4")
+    gpu = Workflow({**sc.load_yaml(str(ROOT / "config.yaml")), "scale": "gpu"}, results="R")    # no slices
+    assert gpu.origin == "official" and gpu.slices == {} and "slices" not in gpu.table_meta("sda", "table4")
     assert w.seeds == [1] and w.evaluations.glue_max_steps() == 4
     assert "--iterations 100" in w.evaluations.suite_args("intent")
 

@@ -14,7 +14,7 @@ def test_suites_read_the_scales_own_data(cfg):
     demo = Workflow({**cfg, "scale": "demo"}, results="R")
     small = Workflow({**cfg, "scale": "small"}, results="R")
     assert demo.evaluations.suite_data("transfer") == ["R/data/demo/transfer"]
-    assert small.evaluations.suite_data("clustering") == ["R/data/official/clustering"]
+    assert small.evaluations.suite_data("clustering") == ["R/data/official-small/clustering"]     # its slices
     # the analysis suite also reads SNLI pairs (VaSCL Figure 2b)
     assert demo.evaluations.suite_data("analysis") == ["R/data/demo/sts", "R/data/demo/clustering",
                                                         "R/data/demo/nli/snli_senteval"]
@@ -25,11 +25,12 @@ def test_suites_read_the_scales_own_data(cfg):
     assert demo.evaluations.suite_data("glue") == [f"R/data/demo/glue/{t}" for t in
                                        ("CoLA", "SST-2", "MRPC", "RTE", "STS-B", "QQP", "QNLI", "MNLI")]
     assert small.evaluations.glue_tasks == ["CoLA", "SST-2", "MRPC", "RTE", "STS-B"]
-    assert small.evaluations.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 100"
+    assert small.evaluations.suite_args("glue") == \
+        "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 60 --train-batch-size 16 --max-seq-length 64"
     assert "--train-on-dev" not in demo.evaluations.suite_args("glue")
     # AugCSE Table 15's triplet sets reach the nli suite at every scale (the demo's other flags do not hide them)
     assert demo.evaluations.suite_args("nli") == "--set nli=snli --set anli=anli_devtest"
-    assert demo.evaluations.suite_args("intent") == "--iterations 200" and small.evaluations.suite_args("intent") == ""
+    assert demo.evaluations.suite_args("intent") == "--iterations 200" and small.evaluations.suite_args("intent") == "--iterations 300"
     paper = Workflow({**cfg, "scale": "paper"}, results="R")
     assert paper.evaluations.suite_args("transfer") == "--mode test"
     assert demo.evaluations.suite_args("transfer") == "--mode fast"

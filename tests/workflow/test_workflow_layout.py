@@ -90,7 +90,7 @@ def test_table_inputs_follow_the_rows(cfg):
         [f"R/eval/demo/shared/tiny-roberta/simcse/seed{s}/clustering.json" for s in (1, 2)]
     small = at_scale(cfg, "small")
     assert small.table_inputs("cards", "table1")["0"] == \
-        ["R/analysis/tokenization_effects/wiki1m_head/tiny-roberta-bpe.json"]
+        ["R/analysis/tokenization_effects/wiki1m_head1k/tiny-roberta-bpe.json"]
 
 
 def test_a_run_path_under_the_wrong_paper_component_is_refused(cfg):
@@ -104,7 +104,7 @@ def test_a_run_path_under_the_wrong_paper_component_is_refused(cfg):
 def test_glue_runs_on_the_offline_train_sets_below_paper_scale(cfg):
     """No --train-on-dev at any scale: `scales.<scale>.glue_tasks` names the tasks whose training sets exist."""
     small, paper = at_scale(cfg, "small"), at_scale(cfg, "paper")
-    assert small.evaluations.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 100"
+    assert small.evaluations.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 60 --train-batch-size 16 --max-seq-length 64"
     assert paper.evaluations.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B QQP QNLI MNLI"
     assert "--train-on-dev" not in at_scale(cfg, "demo").evaluations.suite_args("glue")
     assert small.evaluations.suite_args("transfer") == "--mode fast"
@@ -121,15 +121,14 @@ def test_glue_settings_of_a_row_are_a_path_and_flags(cfg):
     assert opts == "rdrop=1.0~switch_case=0.1"                  # fixed order, floats
     assert wf.evaluations.glue_option_args(opts) == "--rdrop 1.0 --switch-case 0.1"
     assert wf.evaluations.pretrained_glue_eval("tiny-roberta-bpe", "cls_before_pooler", {"rdrop": 1.0}) == \
-        "R/eval/pretrained/official/tiny-roberta-bpe/glue~rdrop=1.0/cls_before_pooler.json"
+        "R/eval/pretrained/official-small/tiny-roberta-bpe/glue~rdrop=1.0/cls_before_pooler.json"
     assert wf.evaluations.pretrained_glue_eval("tiny-roberta-bpe", "cls_before_pooler") == \
-        "R/eval/pretrained/official/tiny-roberta-bpe/glue/cls_before_pooler.json"
+        "R/eval/pretrained/official-small/tiny-roberta-bpe/glue/cls_before_pooler.json"
     with pytest.raises(ValueError, match="unknown GLUE setting 'alpha'"):
         wf.evaluations.glue_options({"alpha": 1})
     rows = wf.table_inputs("cards", "table6")                   # DeBERTa-1.5B's stand-in, three settings
     assert [r[0].split("/")[-2] for r in rows.values()] == ["glue", "glue~rdrop=1.0", "glue~rdrop=1.0~switch_case=0.1"]
-    assert wf.table_inputs("clear", "table3")["0"] == \
-        [f"R/eval/small/shared/tiny-roberta-bpe/clear_mlm/seed{s}/glue.json" for s in (1, 2)]
+    assert wf.table_inputs("clear", "table3")["0"] == ["R/eval/small/shared/tiny-roberta-bpe/clear_mlm/seed1/glue.json"]
     # at paper scale each row fine-tunes with its paper's recipe (config.yaml glue.recipes), named in the path
     paper = at_scale(cfg, "paper")
     assert [r[0].split("/")[-2] for r in paper.table_inputs("cards", "table6").values()] == \
@@ -370,7 +369,7 @@ def test_an_evaluations_flags_at_a_scale(cfg):
     assert small.evaluations.evaluation_args(run_evaluation("sts_lowercase")) == "--lowercase"
     assert small.evaluations.evaluation_args(run_evaluation("sts.avg")) == ""
     assert small.evaluations.evaluation_args(pretrained_evaluation("glue~rdrop=1.0/cls")) == \
-        "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 100 --rdrop 1.0"
+        "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 60 --train-batch-size 16 --max-seq-length 64 --rdrop 1.0"
     assert at_scale(cfg, "paper").evaluations.glue_max_steps() is None
     assert at_scale(cfg, "demo").evaluations.glue_max_steps() == 20
 
@@ -380,8 +379,9 @@ def test_an_evaluations_flags_at_a_scale(cfg):
 SCALE_FLAGS = {
     "demo": {"transfer": "--mode fast", "glue": "--max-steps 20", "analysis": "--stackoverflow-limit 4000",
              "intent": "--iterations 200", "clustering": "", "sample": 500, "hub_offline": True},
-    "small": {"transfer": "--mode fast", "glue": "--max-steps 100", "analysis": "", "intent": "", "clustering": "",
-              "sample": 2000, "hub_offline": True},
+    "small": {"transfer": "--mode fast", "glue": "--max-steps 60 --train-batch-size 16 --max-seq-length 64",
+              "analysis": "--iso-sample 1000 --gh-sample 200 --nli-limit 1000", "intent": "--iterations 300",
+              "clustering": "", "sample": 1000, "hub_offline": True},
     "test": {"transfer": "--mode fast", "glue": "--max-steps 4 --train-batch-size 8 --max-seq-length 64",
              "analysis": "--iso-sample 200 --gh-sample 50 --nli-limit 100", "intent": "--iterations 100",
              "clustering": "--seeds 2", "sample": 200, "hub_offline": True},
