@@ -26,7 +26,7 @@ def test_suites_read_the_scales_own_data(cfg):
                                        ("CoLA", "SST-2", "MRPC", "RTE", "STS-B", "QQP", "QNLI", "MNLI")]
     assert small.evaluations.glue_tasks == ["CoLA", "SST-2", "MRPC", "RTE", "STS-B"]
     assert small.evaluations.suite_args("glue") == \
-        "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 60 --train-batch-size 16 --max-seq-length 64"
+        "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 40 --train-batch-size 16 --max-seq-length 64"
     assert "--train-on-dev" not in demo.evaluations.suite_args("glue")
     # AugCSE Table 15's triplet sets reach the nli suite at every scale (the demo's other flags do not hide them)
     assert demo.evaluations.suite_args("nli") == "--set nli=snli --set anli=anli_devtest"

@@ -104,7 +104,7 @@ def test_a_run_path_under_the_wrong_paper_component_is_refused(cfg):
 def test_glue_runs_on_the_offline_train_sets_below_paper_scale(cfg):
     """No --train-on-dev at any scale: `scales.<scale>.glue_tasks` names the tasks whose training sets exist."""
     small, paper = at_scale(cfg, "small"), at_scale(cfg, "paper")
-    assert small.evaluations.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 60 --train-batch-size 16 --max-seq-length 64"
+    assert small.evaluations.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 40 --train-batch-size 16 --max-seq-length 64"
     assert paper.evaluations.suite_args("glue") == "--tasks CoLA SST-2 MRPC RTE STS-B QQP QNLI MNLI"
     assert "--train-on-dev" not in at_scale(cfg, "demo").evaluations.suite_args("glue")
     assert small.evaluations.suite_args("transfer") == "--mode fast"
@@ -369,7 +369,7 @@ def test_an_evaluations_flags_at_a_scale(cfg):
     assert small.evaluations.evaluation_args(run_evaluation("sts_lowercase")) == "--lowercase"
     assert small.evaluations.evaluation_args(run_evaluation("sts.avg")) == ""
     assert small.evaluations.evaluation_args(pretrained_evaluation("glue~rdrop=1.0/cls")) == \
-        "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 60 --train-batch-size 16 --max-seq-length 64 --rdrop 1.0"
+        "--tasks CoLA SST-2 MRPC RTE STS-B --max-steps 40 --train-batch-size 16 --max-seq-length 64 --rdrop 1.0"
     assert at_scale(cfg, "paper").evaluations.glue_max_steps() is None
     assert at_scale(cfg, "demo").evaluations.glue_max_steps() == 20
 
@@ -379,7 +379,7 @@ def test_an_evaluations_flags_at_a_scale(cfg):
 SCALE_FLAGS = {
     "demo": {"transfer": "--mode fast", "glue": "--max-steps 20", "analysis": "--stackoverflow-limit 4000",
              "intent": "--iterations 200", "clustering": "", "sample": 500, "hub_offline": True},
-    "small": {"transfer": "--mode fast", "glue": "--max-steps 60 --train-batch-size 16 --max-seq-length 64",
+    "small": {"transfer": "--mode fast", "glue": "--max-steps 40 --train-batch-size 16 --max-seq-length 64",
               "analysis": "--iso-sample 1000 --gh-sample 200 --nli-limit 1000", "intent": "--iterations 300",
               "clustering": "", "sample": 1000, "hub_offline": True},
     "test": {"transfer": "--mode fast", "glue": "--max-steps 4 --train-batch-size 8 --max-seq-length 64",
