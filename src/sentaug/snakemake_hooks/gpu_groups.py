@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from ..workflow.jobs import RULES
+
 
 def share_gpus(workflow, runs_per_gpu: int, rule: str = "train"):
     """Let `runs_per_gpu` jobs of `rule` share one GPU (config `scales.<scale>.runs_per_gpu`); returns the value
@@ -48,9 +50,8 @@ def share_gpus(workflow, runs_per_gpu: int, rule: str = "train"):
     return group
 
 
-# The rules whose jobs run `sentaug evaluate <suite> --model ...` (sentaug.workflow.jobs names their model).
-EVALUATION_RULES = ("evaluate_run", "evaluate_pretrained", "augmentation_analysis_run",
-                    "augmentation_analysis_pretrained")
+# The rules whose jobs run `sentaug evaluate <suite> --model ...`: those whose model sentaug.workflow.jobs names.
+EVALUATION_RULES = tuple(rule for rule, kind in RULES.items() if kind.model is not None)
 # Jobs of a group that may run at once inside one SLURM job (the cores the group asked for bound them too).
 GROUP_JOBS_AT_ONCE = 64
 
