@@ -21,7 +21,8 @@ from pathlib import Path
 def jobs(workdir: str | Path, since: float = 0.0) -> list[dict]:
     """One record per job run from `workdir` (rule, start, end), the jobs that started at or after `since`."""
     seen, out = set(), []
-    for f in sorted((Path(workdir) / ".snakemake" / "metadata").iterdir()):
+    # a long output path's record sits in nested folders (Snakemake splits its encoded name)
+    for f in sorted(p for p in (Path(workdir) / ".snakemake" / "metadata").rglob("*") if p.is_file()):
         try:
             meta = json.loads(f.read_text())
         except (OSError, ValueError):
@@ -29,7 +30,7 @@ def jobs(workdir: str | Path, since: float = 0.0) -> list[dict]:
         start, end = meta.get("starttime"), meta.get("endtime")
         if start is None or end is None or meta.get("incomplete") or start < since:
             continue
-        key = (meta["rule"], meta.get("job_hash"), start)
+        key = (meta["rule"], meta.get("job_hash"), round(start, 1))     # its outputs' start times differ by ms
         if key not in seen:
             seen.add(key)
             out.append({"rule": meta["rule"], "start": start, "end": end})

@@ -17,7 +17,8 @@ def test_a_job_with_two_outputs_counts_once_and_unfinished_or_earlier_jobs_not_a
     meta = tmp_path / ".snakemake" / "metadata"
     meta.mkdir(parents=True)
     _record(meta, "a", "train", 100.0, 160.0, 1)
-    _record(meta, "b", "train", 100.0, 160.0, 1)        # the same job's second output
+    (meta / "sub").mkdir()                              # a long output name's record, in nested folders
+    _record(meta / "sub", "b", "train", 100.004, 160.0, 1)    # the same job's second output, a few ms apart
     _record(meta, "c", "train", 130.0, 150.0, 2)
     _record(meta, "d", "table", 170.0, 171.0, 3)
     _record(meta, "e", "train", 10.0, 20.0, 4)          # an earlier sitting: left out by --since
