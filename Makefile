@@ -7,7 +7,7 @@
 #                 through Snakemake, minutes each) for a quick check while working. CI runs them all.
 #
 #   make small    every declared table and figure at small scale (real data: downloads, or SENTAUG_MIRROR) into
-#                 results/small (SMALL_RESULTS), apart from the demo's results/: hours on a few CPU cores
+#                 results/small (SMALL_RESULTS), apart from the demo's results/: about 2.5 hours on 2 cores
 #   make test-real  every table, figure and leaderboard and the report at the `test` scale (small's stand-ins on
 #                 slices of the real data, a few steps, one seed) into results/test (TEST_RESULTS), from the
 #                 downloads or SENTAUG_MIRROR: minutes; CI runs it beside the tests (docs/scales.md)
