@@ -61,7 +61,8 @@ def main(argv=None) -> None:
     if not records:
         raise SystemExit(f"{a.workdir}: no finished jobs recorded in .snakemake/metadata")
     rows = stages(records)
-    span = max(r["end"] for r in records) - min(r["start"] for r in records)
+    start = min(r["start"] for r in records)
+    span = max(r["end"] for r in records) - start
     total = sum(r["job_s"] for r in rows)
     if a.markdown:
         print("| stage | jobs | job-minutes | median job (s) | longest job (s) |\n|---|---|---|---|---|")
@@ -73,7 +74,7 @@ def main(argv=None) -> None:
             print(f"{r['rule']:34s} {r['jobs']:5d} jobs {r['job_s'] / 60:8.1f} job-min  "
                   f"median {r['median_s']:7.1f} s  max {r['max_s']:7.0f} s")
         print(f"{'all':34s} {len(records):5d} jobs {total / 60:8.1f} job-min")
-    first = datetime.fromtimestamp(min(r["start"] for r in records), timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    first = datetime.fromtimestamp(start, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     print(f"\nspan: {span / 60:.1f} min from {first}")
 
 

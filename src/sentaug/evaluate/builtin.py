@@ -21,8 +21,7 @@ class STS(Suite):
     def run(self, a):
         from .sts import evaluate_sts_cli
 
-        evaluate_sts_cli(**shared(a), batch_size=a.batch_size,
-                         lowercase=a.lowercase, normalize=a.normalize)
+        evaluate_sts_cli(**shared(a), batch_size=a.batch_size, lowercase=a.lowercase, normalize=a.normalize)
 
     def sentences(self, data, lowercase: bool = False):
         from .sts import _all_sentences, load_suite, lowercase_suite, n_pairs, score_suite
@@ -44,8 +43,7 @@ class CNSD(Suite):
     def run(self, a):
         from .cnsd import evaluate_cnsd_cli
 
-        evaluate_cnsd_cli(**shared(a), batch_size=a.batch_size,
-                          normalize=a.normalize)
+        evaluate_cnsd_cli(**shared(a), batch_size=a.batch_size, normalize=a.normalize)
 
     def sentences(self, data):
         from ..data.cnsd import read_cnsd_split
@@ -70,8 +68,8 @@ class Transfer(Suite):
     def run(self, a):
         from .transfer import evaluate_transfer_cli
 
-        evaluate_transfer_cli(**shared(a), mode=a.mode, tasks=a.tasks,
-                              solver=a.solver, batch_size=a.batch_size, normalize=a.normalize)
+        evaluate_transfer_cli(**shared(a), mode=a.mode, tasks=a.tasks, solver=a.solver, batch_size=a.batch_size,
+                              normalize=a.normalize)
 
     def sentences(self, data, tasks=None, **score_options):
         from ..data.transfer import TASKS, load_transfer
@@ -120,8 +118,7 @@ class Intent(Suite):
     def run(self, a):
         from .intent import evaluate_intent_cli
 
-        evaluate_intent_cli(**shared(a), datasets=a.tasks,
-                            batch_size=a.batch_size, iterations=a.iterations,
+        evaluate_intent_cli(**shared(a), datasets=a.tasks, batch_size=a.batch_size, iterations=a.iterations,
                             normalize=a.normalize)
 
     def sentences(self, data, tasks=None, iterations: int | None = None, **score_options):
@@ -289,8 +286,7 @@ class CoLA(Suite):
     def run(self, a):
         from .cola import evaluate_cola_cli
 
-        evaluate_cola_cli(**shared(a), C=a.C, max_iter=a.max_iter,
-                          batch_size=a.batch_size, normalize=a.normalize)
+        evaluate_cola_cli(**shared(a), C=a.C, max_iter=a.max_iter, batch_size=a.batch_size, normalize=a.normalize)
 
     def sentences(self, data, **score_options):
         from .cola import load_cola, score_cola
